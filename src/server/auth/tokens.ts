@@ -1,0 +1,110 @@
+import 'server-only';
+
+import { createHash, randomBytes } from 'node:crypto';
+
+import type { Role } from '@/generated/prisma/enums';
+import { db } from '@/server/db';
+
+import type { Actor } from './permissions';
+
+/**
+ * Tokens look like `pst_<43 base64url characters>`: 256 random bits behind a fixed prefix that secret
+ * scanners can match. Only the SHA-256 of a token is stored; a lookup by hash is a lookup by a value an
+ * attacker cannot choose, so it leaks nothing through timing.
+ */
+export const TOKEN_PREFIX = 'pst_';
+const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
+/** Characters of a token kept for display: the prefix and six of the secret, never enough to guess it. */
+const DISPLAY_PREFIX_LENGTH = TOKEN_PREFIX.length + 6;
+const LAST_USED_PRECISION_MS = 60_000;
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export type IssuedToken = { id: number; token: string; prefix: string; user: Actor; createdUser: boolean };
+
+/** Creates the user when it does not exist yet; an existing user keeps its role unless one is given. */
+export async function issueToken(options: { userName: string; role?: Role; expiresAt?: Date }): Promise<IssuedToken> {
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const prefix = token.slice(0, DISPLAY_PREFIX_LENGTH);
+  return db.$transaction(async (tx) => {
+    const existing = await tx.user.findUnique({ where: { name: options.userName } });
+    const user = existing
+      ? options.role && options.role !== existing.role
+        ? await tx.user.update({ where: { id: existing.id }, data: { role: options.role } })
+        : existing
+      : await tx.user.create({ data: { name: options.userName, role: options.role ?? 'member' } });
+    const row = await tx.apiToken.create({
+      data: { userId: user.id, hash: hashToken(token), prefix, expiresAt: options.expiresAt ?? null },
+      select: { id: true },
+    });
+    return {
+      id: row.id,
+      token,
+      prefix,
+      user: { userId: user.id, name: user.name, role: user.role },
+      createdUser: !existing,
+    };
+  });
+}
+
+export type TokenCheck = { ok: true; actor: Actor } | { ok: false; reason: 'invalid' };
+
+export async function verifyToken(token: string, now = new Date()): Promise<TokenCheck> {
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
+  const row = await db.apiToken.findUnique({
+    where: { hash: hashToken(token) },
+    select: {
+      id: true,
+      revokedAt: true,
+      expiresAt: true,
+      lastUsedAt: true,
+      user: { select: { id: true, name: true, role: true } },
+    },
+  });
+  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return { ok: false, reason: 'invalid' };
+  // "Last used" is for people, so minute precision will do; a write on every request would serialise reads
+  // behind SQLite's single writer.
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
+    await db.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now }, select: { id: true } });
+  }
+  return { ok: true, actor: { userId: row.user.id, name: row.user.name, role: row.user.role } };
+}
+
+export type TokenSummary = {
+  id: number;
+  prefix: string;
+  userName: string;
+  role: Role;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+};
+
+export async function listTokens(): Promise<TokenSummary[]> {
+  const rows = await db.apiToken.findMany({
+    orderBy: { id: 'asc' },
+    select: {
+      id: true,
+      prefix: true,
+      createdAt: true,
+      lastUsedAt: true,
+      expiresAt: true,
+      revokedAt: true,
+      user: { select: { name: true, role: true } },
+    },
+  });
+  return rows.map(({ user, ...token }) => ({ ...token, userName: user.name, role: user.role }));
+}
+
+/** Returns false when there is no such token. Revoking twice keeps the first revocation time. */
+export async function revokeToken(id: number): Promise<boolean> {
+  await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  return (await db.apiToken.count({ where: { id } })) > 0;
+}
+
+export async function countUsers(): Promise<number> {
+  return db.user.count();
+}

@@ -1,0 +1,53 @@
+/**
+ * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
+ * Values are the status times 100 plus a running number, so a person reading a log can tell the status
+ * from the value. Never renumber an entry: clients switch on these. README's "Errors" table mirrors this.
+ */
+export const errorCatalog = {
+  invalidJson: { value: 40000, status: 400, meaning: 'The request body is not valid JSON.' },
+  bodyNotObject: { value: 40001, status: 400, meaning: 'The request body is JSON but not an object.' },
+  missingField: { value: 40002, status: 400, meaning: 'A required field is missing.' },
+  wrongType: { value: 40003, status: 400, meaning: 'A field has the wrong JSON type.' },
+  invalidValue: {
+    value: 40004,
+    status: 400,
+    meaning: 'A field is out of range or breaks a rule (length, white space, control characters).',
+  },
+  unknownField: { value: 40005, status: 400, meaning: 'The body has a field that the operation does not take.' },
+  plantIdTaken: { value: 40006, status: 400, meaning: 'A plant with this id already exists.' },
+  invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter (limit, after) is invalid.' },
+  invalidPathParameter: { value: 40008, status: 400, meaning: 'A value in the path (a plant id) is not an int64.' },
+  missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
+  invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
+  forbidden: { value: 40300, status: 403, meaning: 'The caller is signed in but may not do this.' },
+  routeNotFound: { value: 40400, status: 404, meaning: 'No such path under /api.' },
+  plantNotFound: { value: 40401, status: 404, meaning: 'No plant with this id that the caller has access to.' },
+  methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
+  bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
+  unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  internal: { value: 50000, status: 500, meaning: 'The server failed; the request id in its log tells what.' },
+} as const satisfies Record<string, { value: number; status: number; meaning: string }>;
+
+export type ErrorKind = keyof typeof errorCatalog;
+
+/** A failure with a meaning a client can act on. Thrown by services; each door renders it its own way. */
+export class AppError extends Error {
+  override readonly name = 'AppError';
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    /** The input field the failure is about, so a form can show it in the right place. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return errorCatalog[this.kind].status;
+  }
+
+  get value(): number {
+    return errorCatalog[this.kind].value;
+  }
+}

@@ -1,0 +1,57 @@
+import { TRPCError } from '@trpc/server';
+import type { core } from 'zod';
+
+import { AppError, type ErrorKind } from './errors';
+
+/** A failure as a client sees it, before a door renders it in its own wire format. */
+export type Problem = { kind: ErrorKind; message: string; field?: string };
+
+export const INTERNAL_ERROR_MESSAGE = 'the server failed to handle this request; it has been logged';
+
+/** Failures tRPC itself raises, before any procedure runs. */
+const kindByTrpcCode: Partial<Record<TRPCError['code'], ErrorKind>> = {
+  PARSE_ERROR: 'invalidJson',
+  NOT_FOUND: 'routeNotFound',
+  METHOD_NOT_SUPPORTED: 'methodNotAllowed',
+  PAYLOAD_TOO_LARGE: 'bodyTooLarge',
+  UNSUPPORTED_MEDIA_TYPE: 'unsupportedMediaType',
+  UNAUTHORIZED: 'missingToken',
+  FORBIDDEN: 'forbidden',
+};
+
+function isZodError(error: unknown): error is core.$ZodError {
+  return error instanceof Error && error.name === 'ZodError' && Array.isArray((error as core.$ZodError).issues);
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** Sorts a validation issue into the error kinds of the catalogue; `input` tells missing from mistyped. */
+export function problemFromIssue(issue: core.$ZodIssue, input: unknown): Problem {
+  if (issue.code === 'unrecognized_keys') return { kind: 'unknownField', message: issue.message, field: issue.keys[0] };
+  const field = issue.path.length > 0 ? issue.path.join('.') : undefined;
+  if (issue.code === 'invalid_type') {
+    const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+    return { kind: missing ? 'missingField' : 'wrongType', message: issue.message, field };
+  }
+  return { kind: 'invalidValue', message: issue.message, field };
+}
+
+/**
+ * The one translation from anything a procedure can throw to what a client may read. Only AppErrors and
+ * validation issues carry their own words out; anything else is an internal failure and says nothing more.
+ */
+export function problemFromError(error: unknown, input: unknown): Problem {
+  const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
+  if (cause instanceof AppError) return { kind: cause.kind, message: cause.message, field: cause.field };
+  if (isZodError(cause) && cause.issues[0]) return problemFromIssue(cause.issues[0], input);
+  const kind = error instanceof TRPCError ? kindByTrpcCode[error.code] : undefined;
+  if (kind && error instanceof TRPCError) return { kind, message: error.message };
+  return { kind: 'internal', message: INTERNAL_ERROR_MESSAGE };
+}
