@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+
+import type { AnyTRPCRouter } from '@trpc/server';
+import { createOpenApiFetchHandler } from 'trpc-to-openapi';
+
+import { errorCatalog, type ErrorKind } from '@/server/errors';
+import { INTERNAL_ERROR_MESSAGE, type Problem, problemFromError } from '@/server/problems';
+import type { Context } from '@/trpc/init';
+
+import { parseExactJson, stringifyExactJson } from './exact-json';
+import { buildOpenApiDocument } from './openapi';
+import { buildRouteTable, type HttpMethod, type RestRoute } from './routes';
+
+export const API_BASE_PATH = '/api';
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+type EdgeOptions = {
+  router: AnyTRPCRouter;
+  createContext: (options: { authorization: string | null }) => Promise<Context>;
+  logError: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+};
+
+const BODY_METHODS = new Set<string>(['POST', 'PUT', 'PATCH']);
+const REALM = 'Bearer realm="plants"';
+
+class EdgeRefusal extends Error {
+  constructor(
+    readonly problem: Problem,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(problem.message);
+  }
+}
+
+const refuse = (kind: ErrorKind, message: string, headers?: Record<string, string>) =>
+  new EdgeRefusal({ kind, message }, headers);
+
+function jsonResponse(status: number, body: string | null, headers: Record<string, string> = {}): Response {
+  return new Response(body, {
+    status,
+    headers: { ...(body === null ? {} : { 'Content-Type': 'application/json' }), 'Cache-Control': 'no-store', ...headers },
+  });
+}
+
+function problemResponse({ kind, message }: Problem, headers: Record<string, string> = {}): Response {
+  const { status, value } = errorCatalog[kind];
+  return jsonResponse(status, JSON.stringify({ error: value, message }), headers);
+}
+
+/** Percent-decodes each segment; undefined when one is not valid percent-encoding. */
+function decodeSegments(path: string): string[] | undefined {
+  try {
+    return path.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+}
+
+function allowHeader(methods: HttpMethod[]): string {
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/** The media type must be application/json; a charset parameter may only say UTF-8 (RFC 8259). */
+function checkContentType(contentType: string | null): void {
+  const [mediaType, ...parameters] = (contentType ?? '').split(';').map((part) => part.trim().toLowerCase());
+  if (mediaType !== 'application/json') {
+    throw refuse('unsupportedMediaType', `the body must be sent with Content-Type: application/json${contentType ? `, not ${contentType}` : ''}`);
+  }
+  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw refuse('unsupportedMediaType', `the body must be UTF-8, not ${charset}`);
+  }
+}
+
+const tooLarge = () => refuse('bodyTooLarge', `the body must be at most ${BODY_LIMIT_BYTES} bytes`);
+
+/** Reads at most the limit and stops there: a huge body costs us 64 KiB, not its size. */
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > BODY_LIMIT_BYTES) throw tooLarge();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    size += chunk.value.byteLength;
+    if (size > BODY_LIMIT_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(chunk.value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw refuse('invalidJson', 'the body is not valid UTF-8');
+  }
+}
+
+async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  checkContentType(request.headers.get('content-type'));
+  const text = await readBody(request);
+  let body: unknown;
+  try {
+    body = parseExactJson(text);
+  } catch (error) {
+    throw refuse('invalidJson', `the body is not valid JSON: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw refuse('bodyNotObject', `the body must be a JSON object, not ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body === 'bigint' ? 'a number' : `a ${typeof body}`}`);
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Validation issues name a field; where the field came from decides the error value. The shared
+ * translation knows bodies only, so path and query fields are re-sorted here, where that is known.
+ */
+function placeProblem(problem: Problem, route: RestRoute): Problem {
+  const fromInput = ['missingField', 'wrongType', 'invalidValue', 'unknownField'].includes(problem.kind);
+  if (!fromInput || !problem.field) return problem;
+  if (route.pathParameters.includes(problem.field)) return { ...problem, kind: 'invalidPathParameter' };
+  if (!BODY_METHODS.has(route.method)) return { ...problem, kind: 'invalidQueryParameter' };
+  return problem;
+}
+
+/**
+ * The REST door. It knows HTTP and the contract's wire rules and nothing about plants: it settles what
+ * trpc-to-openapi leaves open (405 vs 404, auth before reading a body, body size, content type, exact
+ * int64 both ways, 204, `Link`, the {error, message} shape) and hands the rest to the library. It takes a
+ * fetch Request and gives a Response, so it runs as a Next.js route handler or behind a plain node:http
+ * server alike.
+ */
+export function createRestEdge({ router, createContext, logError }: EdgeOptions) {
+  const matchRoute = buildRouteTable(router);
+  let openApiJson: string | undefined;
+
+  async function callProcedure(request: Request, route: RestRoute, context: Context): Promise<Response> {
+    let outcome: { ok: true; json: string | null } | { ok: false; error: unknown } | undefined;
+    const library = await createOpenApiFetchHandler({
+      req: request,
+      endpoint: API_BASE_PATH,
+      router,
+      createContext: () => context,
+      responseMeta: ({ data, errors }) => {
+        if (errors.length === 0) {
+          const [result] = data as unknown[];
+          outcome = { ok: true, json: result === undefined ? null : stringifyExactJson(result) };
+          // The library writes the body with JSON.stringify, which throws on bigint; this edge has written
+          // it exactly above, so the library's copy is reduced to `null`.
+          if (typeof result === 'object' && result !== null) Object.defineProperty(result, 'toJSON', { value: () => null });
+        }
+        return {};
+      },
+      onError: ({ error }) => {
+        outcome = { ok: false, error };
+      },
+    });
+    if (!outcome) throw new Error(`trpc-to-openapi answered ${library.status} without reaching the procedure`);
+    if (!outcome.ok) {
+      const problem = placeProblem(problemFromError(outcome.error, context.exactRestInput), route);
+      if (problem.kind === 'internal') throw outcome.error;
+      return problemResponse(problem);
+    }
+    if (outcome.json === null) return jsonResponse(204, null);
+    const headers: Record<string, string> = {};
+    const { nextPageQuery } = context.responseHints;
+    if (nextPageQuery) {
+      const next = new URL(request.url);
+      next.search = new URLSearchParams(nextPageQuery).toString();
+      headers.Link = `<${next.href}>; rel="next"`;
+    }
+    return jsonResponse(200, outcome.json, headers);
+  }
+
+  async function respond(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const segments = decodeSegments(url.pathname.slice(API_BASE_PATH.length));
+    if (!segments) throw refuse('routeNotFound', `no such path: ${url.pathname}`);
+    const isHead = request.method === 'HEAD';
+    const method = isHead ? 'GET' : request.method;
+
+    if (segments.join('/') === 'openapi.json' && method === 'GET') {
+      openApiJson ??= JSON.stringify(buildOpenApiDocument(router));
+      return jsonResponse(200, openApiJson, { 'Cache-Control': 'no-cache' });
+    }
+
+    const match = matchRoute(method, segments);
+    if (match.kind === 'noSuchPath') throw refuse('routeNotFound', `no such path: ${url.pathname}`);
+    if (match.kind === 'wrongMethod') {
+      const headers = { Allow: allowHeader(match.allowed) };
+      if (request.method === 'OPTIONS') return jsonResponse(204, null, headers);
+      throw refuse('methodNotAllowed', `${request.method} is not allowed on ${url.pathname}; use ${headers.Allow}`, headers);
+    }
+    const { route, pathValues } = match;
+
+    // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
+    const context = await createContext({ authorization: request.headers.get('authorization') });
+    if (route.protect && context.auth.status !== 'signedIn') {
+      const sent = context.auth.status === 'invalid';
+      throw refuse(
+        sent ? 'invalidToken' : 'missingToken',
+        sent
+          ? 'the bearer token is not valid: it is unknown, revoked or expired'
+          : 'a bearer token is required: send the header "Authorization: Bearer <token>"',
+        { 'WWW-Authenticate': sent ? `${REALM}, error="invalid_token"` : REALM },
+      );
+    }
+
+    const hasBody = BODY_METHODS.has(route.method);
+    const body = hasBody ? await readJsonObject(request) : undefined;
+    context.exactRestInput = { ...body, ...pathValues };
+    // The library sees a body it can parse (its rounding no longer matters) and a plain JSON content type.
+    const forwarded = new Request(url, {
+      method,
+      headers: hasBody ? { 'content-type': 'application/json' } : {},
+      body: hasBody ? '{}' : undefined,
+    });
+    const response = await callProcedure(forwarded, route, context);
+    return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  }
+
+  return async function handleRestRequest(request: Request): Promise<Response> {
+    const requestId = randomUUID();
+    let response: Response;
+    try {
+      response = await respond(request);
+    } catch (error) {
+      if (error instanceof EdgeRefusal) {
+        response = problemResponse(error.problem, error.headers);
+      } else {
+        logError({ requestId, method: request.method, path: new URL(request.url).pathname, error });
+        response = problemResponse({ kind: 'internal', message: `${INTERNAL_ERROR_MESSAGE} (request id ${requestId})` });
+      }
+    }
+    response.headers.set('X-Request-Id', requestId);
+    return response;
+  };
+}

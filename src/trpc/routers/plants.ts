@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+import { createPlant, deletePlant, listPlants } from '@/server/plants/service';
+import { listPlantsInput, newPlantSchema, PAGE_LIMIT_DEFAULT, plantIdParam, plantSchema } from '@/server/plants/schema';
+import { createTRPCRouter, protectedProcedure } from '@/trpc/init';
+
+const tags = ['plants'];
+const unauthorized = { 401: 'The bearer token is missing or not valid' };
+
+export const plantsRouter = createTRPCRouter({
+  create: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/plants',
+        tags,
+        operationId: 'createPlant',
+        summary: 'Create a plant',
+        successDescription: 'The plant as stored',
+        errorResponses: {
+          400: 'The body is not a valid NewPlant, or the id is taken',
+          ...unauthorized,
+          413: 'The body is larger than 64 KiB',
+          415: 'The body is not sent as application/json',
+        },
+      },
+    })
+    .input(newPlantSchema)
+    .output(plantSchema)
+    .mutation(({ ctx, input }) => createPlant(ctx.actor, input)),
+
+  list: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/plants',
+        tags,
+        operationId: 'listPlants',
+        summary: 'List the plants you have access to, by id ascending',
+        successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
+        responseHeaders: z.object({
+          Link: z.string().optional().meta({ description: '`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)' }),
+        }),
+        errorResponses: { 400: 'limit or after is not valid', ...unauthorized },
+      },
+    })
+    .input(listPlantsInput)
+    .output(z.array(plantSchema))
+    .query(async ({ ctx, input }) => {
+      const limit = input.limit ?? PAGE_LIMIT_DEFAULT;
+      const page = await listPlants(ctx.actor, { limit, after: input.after });
+      if (page.nextAfter !== null) ctx.responseHints.nextPageQuery = { limit: String(limit), after: String(page.nextAfter) };
+      return page.plants;
+    }),
+
+  delete: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/plants/{id}',
+        tags,
+        operationId: 'deletePlant',
+        summary: 'Delete a plant',
+        successDescription: 'Deleted; no body',
+        errorResponses: { 400: 'The id is not an int64', ...unauthorized, 404: 'No plant with this id that you have access to' },
+      },
+    })
+    .input(plantIdParam)
+    .output(z.void())
+    .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+});
