@@ -2,6 +2,8 @@
 const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
+  // Test runs build into their own folder, so they never replace the build a running server uses.
+  distDir: process.env.NEXT_DIST_DIR ?? '.next',
   // `npm run typecheck` (part of `npm test`) checks types over the whole repo, tests included; a build
   // repeating it would only slow the first `npm start` on a fresh machine.
   typescript: { ignoreBuildErrors: true },

@@ -13,7 +13,12 @@ export default defineConfig({
     projects: [
       {
         resolve: { alias },
-        test: { name: 'unit', include: ['src/**/*.test.ts', 'prisma/**/*.test.ts'], environment: 'node' },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'prisma/**/*.test.ts'],
+          environment: 'node',
+          setupFiles: ['src/test/unit-setup.ts'],
+        },
       },
       {
         resolve: { alias },

@@ -36,7 +36,7 @@ async function createFirstAdmin(): Promise<void> {
 
 async function main(): Promise<void> {
   await applyMigrations({ databaseUrl });
-  if (!dev && !existsSync(path.join(projectRoot, '.next', 'BUILD_ID'))) {
+  if (!dev && !existsSync(path.join(projectRoot, process.env.NEXT_DIST_DIR ?? '.next', 'BUILD_ID'))) {
     console.log('No production build yet: building (a minute or two, once).');
     const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: projectRoot, stdio: 'inherit' });
     if (build.status !== 0) process.exit(build.status ?? 1);

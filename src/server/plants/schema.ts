@@ -36,11 +36,7 @@ const keepJsonType = <T extends z.ZodType>(schema: T) => schema.transform((value
 const fromDecimalText = <T extends z.ZodType>(parse: (digits: string) => unknown, schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,20}$/.test(value) ? parse(value) : value), schema);
 
-const codePoints = (text: string) => {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-};
+const codePoints = (text: string) => [...text].length;
 
 /** Lengths count characters (code points), as JSON Schema's maxLength does, not UTF-16 units. */
 const text = (field: string, maxLength: number) =>

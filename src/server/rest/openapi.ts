@@ -1,5 +1,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenApiBuilder } from 'trpc-to-openapi';
+import { createSchema } from 'zod-openapi';
+import type { z } from 'zod';
 
 import { errorCatalog } from '@/server/errors';
 
@@ -8,7 +10,11 @@ export const API_VERSION = '1.0.0';
 type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
 type ResponseObject = { description: string; headers?: Json; content?: Record<string, { schema: Json }> };
-type Operation = { responses: Record<string, ResponseObject> };
+type Operation = {
+  parameters?: { in: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<string, ResponseObject>;
+};
 
 const errorSchema: SchemaObject = {
   type: 'object',
@@ -37,6 +43,19 @@ function describeStatus(status: number, description: string): string {
  * differently from the library: every failure is an `Error` ({error, message}), a void procedure answers
  * 204, 401 carries its challenge, and every operation may fail with 500.
  */
+/** Components for the input schemas that carry an id (`.meta({ id })`), such as NewPlant, as clients send them. */
+function inputComponents(router: AnyTRPCRouter): Record<string, Json> {
+  const components: Record<string, Json> = {};
+  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { inputs: z.ZodType[] } }>)) {
+    for (const input of procedure._def.inputs) {
+      if (typeof input.meta()?.id === 'string') Object.assign(components, createSchema(input, { io: 'input' }).components);
+    }
+  }
+  return components;
+}
+
+const withoutDescription = ({ description, ...schema }: Json) => JSON.stringify(schema);
+
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
@@ -46,11 +65,23 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token such as `pst_…` from `npm run token -- create`.' } },
   });
   const schemas = (document.components!.schemas ??= {});
-  schemas.Error = errorSchema;
+  // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  Object.assign(schemas, inputComponents(router), { Error: errorSchema });
   const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+
+  // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
+  // where the rebuilt schema is a named component after all, refer to the component.
+  const componentByShape = new Map(Object.entries(schemas).map(([name, schema]) => [withoutDescription(schema as Json), name]));
 
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
+      const body = operation.requestBody?.content['application/json'];
+      const component = body && componentByShape.get(withoutDescription(body.schema));
+      if (body && component) body.schema = { $ref: `#/components/schemas/${component}` };
+      // A path parameter is always required (OpenAPI 3.1, 4.8.12.1); zod-openapi cannot tell that from a
+      // schema that also accepts the tRPC door's typed value.
+      for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
       const responses = operation.responses;
       const success = responses['200'];
       if (success && Object.keys(success.content?.['application/json']?.schema ?? {}).length === 0) {

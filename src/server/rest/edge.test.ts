@@ -1,0 +1,138 @@
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { signIn } from '@/test/actors';
+import { type Context, createContext } from '@/trpc/init';
+import { appRouter } from '@/trpc/routers/_app';
+
+import { BODY_LIMIT_BYTES, createRestEdge } from './edge';
+
+const logged: { requestId: string; error: unknown }[] = [];
+const edge = createRestEdge({ router: appRouter, createContext, logError: (entry) => logged.push(entry) });
+const base = 'http://plants.test/api';
+
+/** A request body that never ends, counting how much of it the server pulled. */
+function endlessBody() {
+  const state = { bytesPulled: 0, cancelled: false };
+  const chunk = new Uint8Array(1024).fill(0x20);
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      state.bytesPulled += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { stream, state };
+}
+
+function post(path: string, body: BodyInit, headers: Record<string, string>) {
+  return new Request(`${base}${path}`, { method: 'POST', body, headers, duplex: 'half' } as RequestInit);
+}
+
+describe('REST edge', () => {
+  it('stops reading a body at 64 KiB and answers 413', async () => {
+    const { token } = await signIn('edge-streamer');
+    const { stream, state } = endlessBody();
+    const response = await edge(post('/plants', stream, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }));
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ error: 41300, message: `the body must be at most ${BODY_LIMIT_BYTES} bytes` });
+    expect(state.cancelled).toBe(true);
+    expect(state.bytesPulled).toBeLessThan(BODY_LIMIT_BYTES + 64 * 1024);
+  });
+
+  it('refuses a declared Content-Length over the limit without reading a byte', async () => {
+    const { token } = await signIn('edge-declarer');
+    const { stream, state } = endlessBody();
+    const response = await edge(
+      post('/plants', stream, {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': String(BODY_LIMIT_BYTES + 1),
+      }),
+    );
+    expect(response.status).toBe(413);
+    expect(state.bytesPulled).toBeLessThanOrEqual(1024 * 2);
+  });
+
+  it('answers an anonymous caller 401 before reading its body', async () => {
+    const { stream, state } = endlessBody();
+    const response = await edge(post('/plants', stream, { 'content-type': 'application/json' }));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="plants"');
+    expect(state.bytesPulled).toBeLessThanOrEqual(1024 * 2);
+  });
+
+  it('takes a charset parameter that says UTF-8 and refuses any other', async () => {
+    const { token } = await signIn('edge-charset');
+    const body = '{"id": 601, "name": "Fern"}';
+    const ok = await edge(post('/plants', body, { authorization: `Bearer ${token}`, 'content-type': 'Application/JSON; charset=UTF-8' }));
+    expect(ok.status).toBe(200);
+    const latin = await edge(post('/plants', body, { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=latin1' }));
+    expect(latin.status).toBe(415);
+    expect((await latin.json()).error).toBe(41500);
+  });
+
+  it('refuses a body that is not UTF-8', async () => {
+    const { token } = await signIn('edge-bytes');
+    const bytes = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
+    const response = await edge(post('/plants', bytes, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 40000, message: 'the body is not valid UTF-8' });
+  });
+
+  it('percent-decodes path parameters', async () => {
+    const { token, caller } = await signIn('edge-decoder');
+    await caller.plants.create({ id: 701n, name: 'Encoded' });
+    const response = await edge(new Request(`${base}/plants/%37%301`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } }));
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers HEAD like GET without a body, and OPTIONS with the allowed methods', async () => {
+    const { token } = await signIn('edge-head');
+    const head = await edge(new Request(`${base}/plants`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } }));
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json');
+    expect(await head.text()).toBe('');
+    const options = await edge(new Request(`${base}/plants/1`, { method: 'OPTIONS' }));
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('DELETE, OPTIONS');
+  });
+
+  it('gives every response a request id', async () => {
+    const response = await edge(new Request(`${base}/nowhere`));
+    expect(response.status).toBe(404);
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('REST edge on a failing procedure', () => {
+  const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
+  const failingRouter = t.router({
+    explode: t.procedure
+      .meta({ openapi: { method: 'GET', path: '/explode', protect: false } })
+      .input(z.object({}))
+      .output(z.object({}))
+      .query(() => {
+        throw new Error('SQLITE_CORRUPT: secret table "Plant" at /var/lib/secret.db');
+      }),
+  });
+  const failingEdge = createRestEdge({ router: failingRouter, createContext, logError: (entry) => logged.push(entry) });
+
+  it('answers 500 with a generic message and logs the cause under the request id', async () => {
+    const response = await failingEdge(new Request(`${base}/explode`));
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: number; message: string };
+    expect(Object.keys(body).sort()).toEqual(['error', 'message']);
+    expect(body.error).toBe(50000);
+    expect(body.message).not.toMatch(/SQLITE|secret|Plant/);
+    const requestId = response.headers.get('x-request-id')!;
+    expect(body.message).toContain(requestId);
+    const entry = logged.find((candidate) => candidate.requestId === requestId);
+    expect(String((entry?.error as Error | undefined)?.message)).toContain('SQLITE_CORRUPT');
+  });
+});

@@ -1,0 +1,48 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+
+import { errorCatalog } from '@/server/errors';
+import { appRouter } from '@/trpc/routers/_app';
+
+import { buildOpenApiDocument } from './openapi';
+
+type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
+
+describe('OpenAPI document', () => {
+  const document = buildOpenApiDocument(appRouter);
+  const operation = (path: string, method: string) => (document.paths as Record<string, Record<string, Operation>>)[path]![method]!;
+
+  it('is a valid OpenAPI document', async () => {
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeTruthy();
+  });
+
+  it('states the contract: title, version, components and the bearer scheme', () => {
+    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.0.0' });
+    expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'Error']));
+    expect(document.components!.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    expect(Object.keys(document.paths!)).toEqual(['/plants', '/plants/{id}']);
+  });
+
+  it('documents every status each operation answers, failures as Error', () => {
+    const expected = { '/plants post': ['200', '400', '401', '413', '415', '500'], '/plants get': ['200', '400', '401', '500'], '/plants/{id} delete': ['204', '400', '401', '404', '500'] };
+    for (const [key, statuses] of Object.entries(expected)) {
+      const [path, method] = key.split(' ') as [string, string];
+      const { responses } = operation(path, method);
+      expect(Object.keys(responses).sort()).toEqual(statuses);
+      for (const status of statuses.filter((candidate) => Number(candidate) >= 400)) {
+        expect(responses[status]!.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/Error' } } });
+      }
+    }
+    expect(operation('/plants/{id}', 'delete').responses['204']!.content).toBeUndefined();
+    expect(operation('/plants', 'get').responses['200']!.headers).toHaveProperty('Link');
+    expect(operation('/plants', 'post').responses['401']!.headers).toHaveProperty('WWW-Authenticate');
+  });
+
+  it('lists every error value in the description', () => {
+    for (const { value } of Object.values(errorCatalog)) expect(document.info.description).toContain(`| ${value} |`);
+  });
+
+  it('keeps tRPC-only procedures out', () => {
+    expect(JSON.stringify(document)).not.toMatch(/tokens|"me"/);
+  });
+});
