@@ -1,9 +1,9 @@
 /**
  * `npm start`: migrate, build when there is no production build, create the first admin on an empty
- * database, then serve with `next start` on PORT (default 3000). `--dev` serves with `next dev` instead.
- * SIGTERM and SIGINT are passed on to Next.js, and this process exits with it.
+ * database, then serve on PORT (default 3000). `--dev` serves Next.js in development mode instead.
+ * SIGTERM and SIGINT stop accepting connections, let the requests in flight finish, then exit.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
@@ -15,6 +15,8 @@ const dev = process.argv.includes('--dev');
 const port = process.env.PORT ?? '3000';
 const hostname = process.env.HOSTNAME_TO_BIND ?? '0.0.0.0';
 const databaseUrl = process.env.DATABASE_URL ?? 'file:./data/plants.db';
+// Next.js and React pick their production code paths from NODE_ENV, as `next start` would set it.
+Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? (dev ? 'development' : 'production'), DATABASE_URL: databaseUrl });
 
 async function createFirstAdmin(): Promise<void> {
   const { countUsers, issueToken } = await import('@/server/auth/tokens');
@@ -42,13 +44,18 @@ async function main(): Promise<void> {
     if (build.status !== 0) process.exit(build.status ?? 1);
   }
   await createFirstAdmin();
-  const server = spawn(process.execPath, [nextBin, dev ? 'dev' : 'start', '--port', port, '--hostname', hostname], {
-    cwd: projectRoot,
-    stdio: 'inherit',
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-  });
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => server.kill(signal));
-  server.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+  const { startHttpServer } = await import('@/server/http/server');
+  const server = await startHttpServer({ projectRoot, dev, port: Number(port), hostname });
+  console.log(`Plant Store is serving on http://${hostname}:${port} (${dev ? 'development' : 'production'})`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, async () => {
+      console.log(`${signal}: finishing the requests in flight, then stopping`);
+      await server.close();
+      const { db } = await import('@/server/db');
+      await db.$disconnect();
+      process.exit(0);
+    });
+  }
 }
 
 main().catch((error: unknown) => {

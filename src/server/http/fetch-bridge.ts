@@ -1,0 +1,51 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/**
+ * A request body as a web stream that reads only as fast as the handler asks. Cancelling it (the edge
+ * does at 64 KiB) stops reading without destroying the socket, so the 413 can still be sent.
+ */
+function bodyStream(request: IncomingMessage, onAbandoned: () => void): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      request.pause();
+      request.on('data', (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) request.pause();
+      });
+      request.on('end', () => controller.close());
+      request.on('error', (error) => controller.error(error));
+    },
+    pull() {
+      request.resume();
+    },
+    cancel() {
+      request.removeAllListeners('data');
+      request.pause();
+      onAbandoned();
+    },
+  });
+}
+
+/** Hands a node:http request to a fetch-style handler and writes its Response back. */
+export async function serveFetch(handler: FetchHandler, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const headers = new Headers();
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    headers.append(request.rawHeaders[index]!, request.rawHeaders[index + 1]!);
+  }
+  let abandoned = false;
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  const fetchRequest = new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
+    method: request.method,
+    headers,
+    body: hasBody ? bodyStream(request, () => (abandoned = true)) : undefined,
+    duplex: 'half',
+  } as RequestInit);
+  const fetchResponse = await handler(fetchRequest);
+  response.statusCode = fetchResponse.status;
+  for (const [name, value] of fetchResponse.headers) response.appendHeader(name, value);
+  // The rest of an abandoned body is still on its way; closing the connection is cheaper than reading it.
+  if (abandoned) response.setHeader('Connection', 'close');
+  response.end(fetchResponse.body ? Buffer.from(await fetchResponse.arrayBuffer()) : undefined);
+}
