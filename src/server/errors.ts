@@ -26,7 +26,13 @@ export const errorCatalog = {
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
   bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
   unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  tooManyRequests: {
+    value: 42900,
+    status: 429,
+    meaning: 'Too many requests for this token, or too many failed sign-ins from this address; wait Retry-After seconds.',
+  },
   internal: { value: 50000, status: 500, meaning: 'The server failed; the request id in its log tells what.' },
+  unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (health check).' },
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;
 
 export type ErrorKind = keyof typeof errorCatalog;

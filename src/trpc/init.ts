@@ -9,7 +9,7 @@ import { verifyToken } from '@/server/auth/tokens';
 import { AppError, errorCatalog } from '@/server/errors';
 import { problemFromError } from '@/server/problems';
 
-export type AuthState = { status: 'signedIn'; actor: Actor } | { status: 'missing' } | { status: 'invalid' };
+export type AuthState = { status: 'signedIn'; actor: Actor; tokenId: number } | { status: 'missing' } | { status: 'invalid' };
 
 export type Context = {
   auth: AuthState;
@@ -36,7 +36,7 @@ export async function resolveAuth(authorization: string | null): Promise<AuthSta
   const token = match[1]?.trim();
   if (!token) return { status: 'invalid' };
   const check = await verifyToken(token);
-  return check.ok ? { status: 'signedIn', actor: check.actor } : { status: 'invalid' };
+  return check.ok ? { status: 'signedIn', actor: check.actor, tokenId: check.tokenId } : { status: 'invalid' };
 }
 
 export async function createContext({ authorization }: { authorization: string | null }): Promise<Context> {

@@ -49,7 +49,7 @@ export async function issueToken(options: { userName: string; role?: Role; expir
   });
 }
 
-export type TokenCheck = { ok: true; actor: Actor } | { ok: false; reason: 'invalid' };
+export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
 
 export async function verifyToken(token: string, now = new Date()): Promise<TokenCheck> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
@@ -69,7 +69,7 @@ export async function verifyToken(token: string, now = new Date()): Promise<Toke
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     await db.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now }, select: { id: true } });
   }
-  return { ok: true, actor: { userId: row.user.id, name: row.user.name, role: row.user.role } };
+  return { ok: true, actor: { userId: row.user.id, name: row.user.name, role: row.user.role }, tokenId: row.id };
 }
 
 export type TokenSummary = {

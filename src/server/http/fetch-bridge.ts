@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export type FetchHandler = (request: Request) => Promise<Response>;
+export type FetchHandler = (request: Request, connection: { remoteAddress?: string }) => Promise<Response>;
 
 /**
  * A request body as a web stream that reads only as fast as the handler asks. Cancelling it (the edge
@@ -42,7 +42,7 @@ export async function serveFetch(handler: FetchHandler, request: IncomingMessage
     body: hasBody ? bodyStream(request, () => (abandoned = true)) : undefined,
     duplex: 'half',
   } as RequestInit);
-  const fetchResponse = await handler(fetchRequest);
+  const fetchResponse = await handler(fetchRequest, { remoteAddress: request.socket.remoteAddress });
   response.statusCode = fetchResponse.status;
   for (const [name, value] of fetchResponse.headers) response.appendHeader(name, value);
   // The rest of an abandoned body is still on its way; closing the connection is cheaper than reading it.

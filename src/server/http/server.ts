@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import next from 'next';
 
 import { errorCatalog } from '@/server/errors';
+import { logger } from '@/server/log';
 
 import { serveFetch } from './fetch-bridge';
 
@@ -33,7 +34,7 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
     const handled =
       handleRest && isRestRequest(request.url) ? serveFetch(handleRest, request, response) : handleNext(request, response);
     handled.catch((error: unknown) => {
-      console.error(JSON.stringify({ level: 'error', message: 'unhandled request failure', error: String(error) }));
+      logger.error({ err: error, path: request.url }, 'unhandled request failure');
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify({ error: errorCatalog.internal.value, message: 'the server failed to handle this request' }));
     });

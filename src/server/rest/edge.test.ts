@@ -9,8 +9,10 @@ import { appRouter } from '@/trpc/routers/_app';
 
 import { BODY_LIMIT_BYTES, createRestEdge } from './edge';
 
-const logged: { requestId: string; error: unknown }[] = [];
-const edge = createRestEdge({ router: appRouter, createContext, logError: (entry) => logged.push(entry) });
+const logged: Record<string, unknown>[] = [];
+const log = { info: () => {}, error: (entry: Record<string, unknown>) => logged.push(entry) };
+const checkHealth = async () => true;
+const edge = createRestEdge({ router: appRouter, createContext, log, checkHealth });
 const base = 'http://plants.test/api';
 
 /** A request body that never ends, counting how much of it the server pulled. */
@@ -121,7 +123,7 @@ describe('REST edge on a failing procedure', () => {
         throw new Error('SQLITE_CORRUPT: secret table "Plant" at /var/lib/secret.db');
       }),
   });
-  const failingEdge = createRestEdge({ router: failingRouter, createContext, logError: (entry) => logged.push(entry) });
+  const failingEdge = createRestEdge({ router: failingRouter, createContext, log, checkHealth });
 
   it('answers 500 with a generic message and logs the cause under the request id', async () => {
     const response = await failingEdge(new Request(`${base}/explode`));
@@ -133,6 +135,70 @@ describe('REST edge on a failing procedure', () => {
     const requestId = response.headers.get('x-request-id')!;
     expect(body.message).toContain(requestId);
     const entry = logged.find((candidate) => candidate.requestId === requestId);
-    expect(String((entry?.error as Error | undefined)?.message)).toContain('SQLITE_CORRUPT');
+    expect(String((entry?.err as Error | undefined)?.message)).toContain('SQLITE_CORRUPT');
+  });
+});
+
+describe('REST edge limits, CORS and health', () => {
+  it('answers 429 with Retry-After and RateLimit headers once a token spends its burst', async () => {
+    const limited = createRestEdge({
+      router: appRouter,
+      createContext,
+      log,
+      checkHealth,
+      rateLimits: { perToken: { burst: 2, perSecond: 0.01 }, authFailuresPerAddress: null },
+    });
+    const { token } = await signIn('edge-hasty');
+    const list = () => limited(new Request(`${base}/plants`, { headers: { authorization: `Bearer ${token}` } }));
+    expect((await list()).status).toBe(200);
+    expect((await list()).status).toBe(200);
+    const refused = await list();
+    expect(refused.status).toBe(429);
+    expect((await refused.json()).error).toBe(42900);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('ratelimit-limit')).toBe('2');
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+  });
+
+  it('limits failed authentications per client address, not per token', async () => {
+    const limited = createRestEdge({
+      router: appRouter,
+      createContext,
+      log,
+      checkHealth,
+      rateLimits: { perToken: null, authFailuresPerAddress: { burst: 2, perSecond: 0.01 } },
+    });
+    const guess = (address: string) =>
+      limited(new Request(`${base}/plants`, { headers: { authorization: `Bearer pst_${'x'.repeat(43)}` } }), { remoteAddress: address });
+    expect((await guess('10.0.0.1')).status).toBe(401);
+    expect((await guess('10.0.0.1')).status).toBe(401);
+    expect((await guess('10.0.0.1')).status).toBe(429);
+    expect((await guess('10.0.0.2')).status).toBe(401);
+  });
+
+  it('sends no CORS headers unless origins are configured, and the configured ones when they are', async () => {
+    const preflight = (handler: typeof edge, origin: string) =>
+      handler(new Request(`${base}/plants`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } }));
+    const closed = await preflight(edge, 'https://app.example');
+    expect(closed.headers.get('access-control-allow-origin')).toBeNull();
+
+    const open = createRestEdge({ router: appRouter, createContext, log, checkHealth, cors: { allowedOrigins: ['https://app.example'] } });
+    const allowed = await preflight(open, 'https://app.example');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(allowed.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type');
+    expect(allowed.headers.get('access-control-allow-methods')).toContain('POST');
+    expect((await preflight(open, 'https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('reports health without a token, and 503 when the database is unreachable', async () => {
+    const healthy = await edge(new Request(`${base}/health`));
+    expect(healthy.status).toBe(200);
+    expect(await healthy.json()).toEqual({ status: 'ok', database: 'ok' });
+    const broken = createRestEdge({ router: appRouter, createContext, log, checkHealth: () => Promise.reject(new Error('disk gone')) });
+    const unhealthy = await broken(new Request(`${base}/health`));
+    expect(unhealthy.status).toBe(503);
+    expect(await unhealthy.json()).toEqual({ error: 50300, message: 'the database cannot be reached' });
+    expect((await edge(new Request(`${base}/health`, { method: 'POST' }))).status).toBe(405);
   });
 });

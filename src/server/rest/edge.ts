@@ -9,16 +9,34 @@ import type { Context } from '@/trpc/init';
 
 import { parseExactJson, stringifyExactJson } from './exact-json';
 import { buildOpenApiDocument } from './openapi';
-import { buildRouteTable, type HttpMethod, type RestRoute } from './routes';
+import { createRateLimiter, type RateDecision, type RateLimitPolicy } from './rate-limit';
+import { buildRouteTable, type HttpMethod, type RestRoute, type RouteMatch } from './routes';
 
 export const API_BASE_PATH = '/api';
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-type EdgeOptions = {
+/** What the edge writes to the log: pino's call shape, so a pino logger fits as is. */
+export type EdgeLogger = {
+  info: (entry: Record<string, unknown>, message: string) => void;
+  error: (entry: Record<string, unknown>, message: string) => void;
+};
+
+export type EdgeOptions = {
   router: AnyTRPCRouter;
   createContext: (options: { authorization: string | null }) => Promise<Context>;
-  logError: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  log: EdgeLogger;
+  /** True when the database answers; `GET /api/health` reports it. */
+  checkHealth: () => Promise<boolean>;
+  /** Requests per token, and failed authentications per client address; null turns one off. */
+  rateLimits?: { perToken: RateLimitPolicy | null; authFailuresPerAddress: RateLimitPolicy | null };
+  /** Origins that browsers may call the API from; CORS is off when absent. */
+  cors?: { allowedOrigins: '*' | readonly string[] };
+  /** Take the client address from the last X-Forwarded-For entry (set when behind one reverse proxy). */
+  trustProxy?: boolean;
 };
+
+/** What the server knows of the connection a request came on. */
+export type ClientConnection = { remoteAddress?: string };
 
 const BODY_METHODS = new Set<string>(['POST', 'PUT', 'PATCH']);
 const REALM = 'Bearer realm="plants"';
@@ -124,16 +142,60 @@ function placeProblem(problem: Problem, route: RestRoute): Problem {
   return problem;
 }
 
+function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, subject: string): EdgeRefusal {
+  const seconds = String(decision.retryAfterSeconds);
+  return refuse('tooManyRequests', `too many requests ${subject}; try again in ${seconds} s`, {
+    'Retry-After': seconds,
+    'RateLimit-Limit': String(decision.policy.burst),
+    'RateLimit-Remaining': '0',
+    'RateLimit-Reset': seconds,
+    'RateLimit-Policy': `${decision.policy.burst};w=${Math.ceil(decision.policy.burst / decision.policy.perSecond)}`,
+  });
+}
+
+const EXPOSED_HEADERS = 'Link, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, WWW-Authenticate';
+
 /**
  * The REST door. It knows HTTP and the contract's wire rules and nothing about plants: it settles what
  * trpc-to-openapi leaves open (405 vs 404, auth before reading a body, body size, content type, exact
- * int64 both ways, 204, `Link`, the {error, message} shape) and hands the rest to the library. It takes a
- * fetch Request and gives a Response, so it runs as a Next.js route handler or behind a plain node:http
- * server alike.
+ * int64 both ways, 204, `Link`, the {error, message} shape), adds what the library does not have (rate
+ * limits, CORS, request logs, health) and hands the rest to the library. It takes a fetch Request and
+ * gives a Response, so it runs as a Next.js route handler or behind a plain node:http server alike.
  */
-export function createRestEdge({ router, createContext, logError }: EdgeOptions) {
+export function createRestEdge(options: EdgeOptions) {
+  const { router, createContext, log, checkHealth } = options;
   const matchRoute = buildRouteTable(router);
+  const perToken = options.rateLimits?.perToken ? createRateLimiter(options.rateLimits.perToken) : undefined;
+  const perAddress = options.rateLimits?.authFailuresPerAddress
+    ? createRateLimiter(options.rateLimits.authFailuresPerAddress)
+    : undefined;
   let openApiJson: string | undefined;
+
+  /** Paths the edge answers itself, without a token. */
+  const ownRoutes: Record<string, () => Promise<Response>> = {
+    'openapi.json': async () => {
+      openApiJson ??= JSON.stringify(buildOpenApiDocument(router));
+      return jsonResponse(200, openApiJson, { 'Cache-Control': 'no-cache' });
+    },
+    health: async () => {
+      const databaseReachable = await checkHealth().catch(() => false);
+      if (!databaseReachable) throw refuse('unavailable', 'the database cannot be reached');
+      return jsonResponse(200, JSON.stringify({ status: 'ok', database: 'ok' }));
+    },
+  };
+
+  function clientAddress(request: Request, connection: ClientConnection | undefined): string {
+    const forwarded = options.trustProxy ? request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim() : undefined;
+    return forwarded || connection?.remoteAddress || 'unknown';
+  }
+
+  function allowedOrigin(request: Request): string | undefined {
+    const origin = request.headers.get('origin');
+    const allowed = options.cors?.allowedOrigins;
+    if (!origin || !allowed) return undefined;
+    if (allowed === '*') return '*';
+    return allowed.includes(origin) ? origin : undefined;
+  }
 
   async function callProcedure(request: Request, route: RestRoute, context: Context): Promise<Response> {
     let outcome: { ok: true; json: string | null } | { ok: false; error: unknown } | undefined;
@@ -173,31 +235,49 @@ export function createRestEdge({ router, createContext, logError }: EdgeOptions)
     return jsonResponse(200, outcome.json, headers);
   }
 
-  async function respond(request: Request): Promise<Response> {
+  async function respond(request: Request, connection: ClientConnection | undefined, trace: { userId?: number }): Promise<Response> {
     const url = new URL(request.url);
     const segments = decodeSegments(url.pathname.slice(API_BASE_PATH.length));
     if (!segments) throw refuse('routeNotFound', `no such path: ${url.pathname}`);
     const isHead = request.method === 'HEAD';
     const method = isHead ? 'GET' : request.method;
+    const origin = allowedOrigin(request);
 
-    if (segments.join('/') === 'openapi.json' && method === 'GET') {
-      openApiJson ??= JSON.stringify(buildOpenApiDocument(router));
-      return jsonResponse(200, openApiJson, { 'Cache-Control': 'no-cache' });
-    }
-
-    const match = matchRoute(method, segments);
+    const ownRoute = ownRoutes[segments.join('/')];
+    const match: RouteMatch = ownRoute
+      ? method === 'GET'
+        ? { kind: 'found', route: { method: 'GET', template: url.pathname, pathParameters: [], protect: false }, pathValues: {} }
+        : { kind: 'wrongMethod', allowed: ['GET'] }
+      : matchRoute(method, segments);
     if (match.kind === 'noSuchPath') throw refuse('routeNotFound', `no such path: ${url.pathname}`);
     if (match.kind === 'wrongMethod') {
-      const headers = { Allow: allowHeader(match.allowed) };
-      if (request.method === 'OPTIONS') return jsonResponse(204, null, headers);
-      throw refuse('methodNotAllowed', `${request.method} is not allowed on ${url.pathname}; use ${headers.Allow}`, headers);
+      const headers: Record<string, string> = { Allow: allowHeader(match.allowed) };
+      if (request.method !== 'OPTIONS') {
+        throw refuse('methodNotAllowed', `${request.method} is not allowed on ${url.pathname}; use ${headers.Allow}`, headers);
+      }
+      if (origin && request.headers.has('access-control-request-method')) {
+        Object.assign(headers, {
+          'Access-Control-Allow-Methods': headers.Allow,
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+          'Access-Control-Max-Age': '600',
+        });
+      }
+      return jsonResponse(204, null, headers);
     }
+    if (ownRoute) return ownRoute();
     const { route, pathValues } = match;
 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const context = await createContext({ authorization: request.headers.get('authorization') });
-    if (route.protect && context.auth.status !== 'signedIn') {
-      const sent = context.auth.status === 'invalid';
+    const { auth } = context;
+    if (auth.status === 'signedIn') {
+      trace.userId = auth.actor.userId;
+      const decision = perToken?.(String(auth.tokenId));
+      if (decision && !decision.allowed) throw tooManyRequests(decision, 'for this token');
+    } else if (route.protect) {
+      const decision = auth.status === 'invalid' ? perAddress?.(clientAddress(request, connection)) : undefined;
+      if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
+      const sent = auth.status === 'invalid';
       throw refuse(
         sent ? 'invalidToken' : 'missingToken',
         sent
@@ -220,20 +300,34 @@ export function createRestEdge({ router, createContext, logError }: EdgeOptions)
     return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
   }
 
-  return async function handleRestRequest(request: Request): Promise<Response> {
+  return async function handleRestRequest(request: Request, connection?: ClientConnection): Promise<Response> {
+    const startedAt = performance.now();
     const requestId = randomUUID();
+    const path = new URL(request.url).pathname;
+    const trace: { userId?: number } = {};
     let response: Response;
     try {
-      response = await respond(request);
+      response = await respond(request, connection, trace);
     } catch (error) {
       if (error instanceof EdgeRefusal) {
         response = problemResponse(error.problem, error.headers);
       } else {
-        logError({ requestId, method: request.method, path: new URL(request.url).pathname, error });
+        log.error({ requestId, method: request.method, path, err: error }, 'request failed');
         response = problemResponse({ kind: 'internal', message: `${INTERNAL_ERROR_MESSAGE} (request id ${requestId})` });
       }
     }
     response.headers.set('X-Request-Id', requestId);
+    const origin = allowedOrigin(request);
+    if (origin) {
+      response.headers.set('Access-Control-Allow-Origin', origin);
+      response.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      if (origin !== '*') response.headers.append('Vary', 'Origin');
+    }
+    // Never the query string's secrets or any header: path, status, timing and who.
+    log.info(
+      { requestId, method: request.method, path, status: response.status, ms: Math.round((performance.now() - startedAt) * 10) / 10, userId: trace.userId },
+      'request',
+    );
     return response;
   };
 }

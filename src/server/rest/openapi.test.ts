@@ -24,7 +24,11 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every status each operation answers, failures as Error', () => {
-    const expected = { '/plants post': ['200', '400', '401', '413', '415', '500'], '/plants get': ['200', '400', '401', '500'], '/plants/{id} delete': ['204', '400', '401', '404', '500'] };
+    const expected = {
+      '/plants post': ['200', '400', '401', '413', '415', '429', '500'],
+      '/plants get': ['200', '400', '401', '429', '500'],
+      '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
+    };
     for (const [key, statuses] of Object.entries(expected)) {
       const [path, method] = key.split(' ') as [string, string];
       const { responses } = operation(path, method);
@@ -36,6 +40,7 @@ describe('OpenAPI document', () => {
     expect(operation('/plants/{id}', 'delete').responses['204']!.content).toBeUndefined();
     expect(operation('/plants', 'get').responses['200']!.headers).toHaveProperty('Link');
     expect(operation('/plants', 'post').responses['401']!.headers).toHaveProperty('WWW-Authenticate');
+    expect(operation('/plants', 'get').responses['429']!.headers).toHaveProperty('Retry-After');
   });
 
   it('lists every error value in the description', () => {

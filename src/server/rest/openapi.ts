@@ -11,6 +11,7 @@ type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
 type ResponseObject = { description: string; headers?: Json; content?: Record<string, { schema: Json }> };
 type Operation = {
+  security?: unknown[];
   parameters?: { in: string; required?: boolean }[];
   requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<string, ResponseObject>;
@@ -88,6 +89,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
         delete responses['200'];
         responses['204'] = { description: success.description, headers: success.headers };
       }
+      if (operation.security) responses['429'] ??= { description: 'Too many requests; wait Retry-After seconds' };
       responses['500'] ??= { description: 'The server failed' };
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) < 400) continue;
@@ -99,6 +101,12 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
                 description: 'The challenge: `Bearer realm="plants"`, with `error="invalid_token"` when a token was sent.',
                 schema: { type: 'string' },
               },
+            },
+          }),
+          ...(status === '429' && {
+            headers: {
+              'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+              'RateLimit-Limit': { description: 'The burst the limit allows.', schema: { type: 'integer' } },
             },
           }),
           content: errorContent,

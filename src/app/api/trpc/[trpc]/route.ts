@@ -1,5 +1,6 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 
+import { logger } from '@/server/log';
 import { createContext } from '@/trpc/init';
 import { appRouter } from '@/trpc/routers/_app';
 
@@ -11,7 +12,7 @@ const handler = (request: Request) =>
     createContext: () => createContext({ authorization: request.headers.get('authorization') }),
     onError: ({ error, path }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') {
-        console.error(JSON.stringify({ level: 'error', door: 'trpc', path, error: error.cause?.stack ?? error.stack }));
+        logger.error({ door: 'trpc', path, err: error.cause ?? error }, 'request failed');
       }
     },
   });
