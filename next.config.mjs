@@ -8,7 +8,11 @@ const nextConfig = {
   // repeating it would only slow the first `npm start` on a fresh machine.
   typescript: { ignoreBuildErrors: true },
   // Native and file-reading packages load from node_modules at run time instead of being bundled.
-  serverExternalPackages: ['better-sqlite3', '@prisma/adapter-better-sqlite3', 'swagger-ui-dist'],
+  serverExternalPackages: ['better-sqlite3', '@prisma/adapter-better-sqlite3', 'swagger-ui-dist', 'pino'],
+  // The page headers come from src/proxy.ts, which the built assets bypass.
+  async headers() {
+    return [{ source: '/_next/static/:path*', headers: [{ key: 'X-Content-Type-Options', value: 'nosniff' }] }];
+  },
 };
 
 export default nextConfig;

@@ -1,10 +1,12 @@
+import { AdminApp } from '@/components/AdminApp';
+
 export default function HomePage() {
   return (
-    <main>
-      <h1>Plant Store</h1>
-      <p>
-        The REST API lives under <a href="/api/docs">/api/docs</a>.
-      </p>
-    </main>
+    <>
+      <AdminApp />
+      <noscript>
+        <p className="noscript">This admin page needs JavaScript. The REST API works without it: see /api/docs.</p>
+      </noscript>
+    </>
   );
 }

@@ -76,6 +76,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exitCode = 2;
     return;
   }
-  console.error(error);
+  // An AppError is a refusal with a message for the person at the keyboard; anything else is a failure.
+  console.error(error instanceof Error && error.name === 'AppError' ? error.message : error);
   process.exitCode = 1;
 });

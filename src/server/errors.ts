@@ -17,6 +17,7 @@ export const errorCatalog = {
   plantIdTaken: { value: 40006, status: 400, meaning: 'A plant with this id already exists.' },
   invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter (limit, after) is invalid.' },
   invalidPathParameter: { value: 40008, status: 400, meaning: 'A value in the path (a plant id) is not an int64.' },
+  lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
   invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
   forbidden: { value: 40300, status: 403, meaning: 'The caller is signed in but may not do this.' },

@@ -1,4 +1,4 @@
-import { MutationCache, QueryCache, QueryClient, isPlainObject } from '@tanstack/react-query';
+import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
 import { TRPCClientError } from '@trpc/client';
 
 /**
@@ -9,12 +9,15 @@ import { TRPCClientError } from '@trpc/client';
 export function hashQueryKey(queryKey: readonly unknown[]): string {
   return JSON.stringify(queryKey, (_, value: unknown) => {
     if (typeof value === 'bigint') return { $bigint: value.toString() };
-    if (isPlainObject(value)) {
-      const record = value as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(record).sort().map((key) => [key, record[key]]));
-    }
+    if (isPlainObject(value)) return Object.fromEntries(Object.keys(value).sort().map((key) => [key, value[key]]));
     return value;
   });
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
 }
 
 /** The HTTP status a tRPC error carries (our error formatter puts it in `data.httpStatus`). */

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import type { Role } from '@/generated/prisma/enums';
 import { db } from '@/server/db';
+import { AppError } from '@/server/errors';
 
 import type { Actor } from './permissions';
 
@@ -24,29 +25,30 @@ export function hashToken(token: string): string {
 
 export type IssuedToken = { id: number; token: string; prefix: string; user: Actor; createdUser: boolean };
 
-/** Creates the user when it does not exist yet; an existing user keeps its role unless one is given. */
+/**
+ * Creates the user when it does not exist yet; an existing user takes the role given, if any, except that
+ * the last admin is never made a member (nobody could manage tokens then). No interactive transaction:
+ * under SQLite's single writer a read-then-write transaction fails instead of waiting when another
+ * process writes first, and each statement here is safe on its own.
+ */
 export async function issueToken(options: { userName: string; role?: Role; expiresAt?: Date }): Promise<IssuedToken> {
+  const existing = await db.user.findUnique({ where: { name: options.userName }, select: { id: true, role: true } });
+  if (existing?.role === 'admin' && options.role === 'member' && (await db.user.count({ where: { role: 'admin' } })) <= 1) {
+    throw new AppError('lastAdmin', `${options.userName} is the only admin and stays one`, 'role');
+  }
+  const user = await db.user.upsert({
+    where: { name: options.userName },
+    create: { name: options.userName, role: options.role ?? 'member' },
+    update: options.role ? { role: options.role } : {},
+    select: { id: true, name: true, role: true },
+  });
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const prefix = token.slice(0, DISPLAY_PREFIX_LENGTH);
-  return db.$transaction(async (tx) => {
-    const existing = await tx.user.findUnique({ where: { name: options.userName } });
-    const user = existing
-      ? options.role && options.role !== existing.role
-        ? await tx.user.update({ where: { id: existing.id }, data: { role: options.role } })
-        : existing
-      : await tx.user.create({ data: { name: options.userName, role: options.role ?? 'member' } });
-    const row = await tx.apiToken.create({
-      data: { userId: user.id, hash: hashToken(token), prefix, expiresAt: options.expiresAt ?? null },
-      select: { id: true },
-    });
-    return {
-      id: row.id,
-      token,
-      prefix,
-      user: { userId: user.id, name: user.name, role: user.role },
-      createdUser: !existing,
-    };
+  const row = await db.apiToken.create({
+    data: { userId: user.id, hash: hashToken(token), prefix, expiresAt: options.expiresAt ?? null },
+    select: { id: true },
   });
+  return { id: row.id, token, prefix, user: { userId: user.id, name: user.name, role: user.role }, createdUser: !existing };
 }
 
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };

@@ -1,26 +1,20 @@
 import { z } from 'zod';
 
+import { createTokenInput } from '@/server/auth/schema';
 import { issueToken, listTokens, revokeToken } from '@/server/auth/tokens';
 import { AppError } from '@/server/errors';
 import { createTRPCRouter, procedureNeeding } from '@/trpc/init';
 
 const manageTokens = procedureNeeding('tokens:manage');
 
-export const userNameSchema = z
-  .string({ error: 'user name must be a string' })
-  .trim()
-  .min(1, { error: 'user name must not be empty' })
-  .max(64, { error: 'user name must be at most 64 characters' })
-  .regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'user name may hold letters, digits and . _ @ - only' });
-
-export const createTokenInput = z.strictObject({
-  userName: userNameSchema,
-  role: z.enum(['admin', 'member'], { error: 'role is admin or member' }),
-});
-
 /** Admin-only: the people and tokens behind the API. Never returns a token after it was created. */
 export const tokensRouter = createTRPCRouter({
-  list: manageTokens.query(() => listTokens()),
+  /** `current` marks the token the caller signed in with, so the page can warn before revoking it. */
+  list: manageTokens.query(async ({ ctx }) => {
+    const tokens = await listTokens();
+    const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
+    return tokens.map((token) => ({ ...token, current: token.id === currentTokenId }));
+  }),
 
   create: manageTokens.input(createTokenInput).mutation(async ({ input }) => {
     const issued = await issueToken({ userName: input.userName, role: input.role });

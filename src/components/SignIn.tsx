@@ -1,0 +1,75 @@
+'use client';
+
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+
+import { Field } from './Field';
+import { useSession } from './session';
+
+export function SignIn() {
+  const { status, notice, signIn } = useSession();
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const checking = status === 'checking';
+
+  // After a refused token or a sign-out, the cursor is back where the next token goes.
+  useEffect(() => {
+    if (notice) inputRef.current?.focus();
+  }, [notice]);
+
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    if (checking) return;
+    const candidate = token.trim();
+    if (!candidate) {
+      setError('Enter your API token.');
+      inputRef.current?.focus();
+      return;
+    }
+    setError(null);
+    signIn(candidate);
+  }
+
+  const refused = notice?.kind === 'error' ? notice.text : null;
+  return (
+    <section className="card signin" aria-labelledby="signin-title">
+      <h2 id="signin-title">Sign in</h2>
+      <p className="muted">
+        Use an API token: the one <code>npm start</code> printed for <strong>admin</strong> on the first start, or one made with{' '}
+        <code>npm run token -- create --user &lt;name&gt;</code>. It is kept in this browser tab only, until you sign out or close it.
+      </p>
+      {notice?.kind === 'info' ? (
+        <p className="notice notice--info" role="status">
+          {notice.text}
+        </p>
+      ) : null}
+      <form onSubmit={onSubmit} noValidate aria-busy={checking}>
+        <Field
+          id="signin-token"
+          label="API token"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="pst_…"
+          value={token}
+          onChange={(event) => {
+            setToken(event.target.value);
+            setError(null);
+          }}
+          inputRef={inputRef}
+          error={error ?? refused}
+          required
+        />
+        <button type="submit" className="button button--primary" aria-disabled={checking}>
+          {checking ? (
+            <>
+              <span className="spinner" aria-hidden="true" /> Signing in…
+            </>
+          ) : (
+            'Sign in'
+          )}
+        </button>
+      </form>
+    </section>
+  );
+}
