@@ -80,6 +80,8 @@ export const newPlantSchema = z
   )
   .meta({ id: 'NewPlant', description: 'The body of a create: id, name and an optional tag. No other field.' });
 
+// Query parameters carry their documentation on the inner schema: trpc-to-openapi unwraps `.optional()`
+// (and its metadata with it) before it describes a parameter.
 export const listPlantsInput = z.object({
   limit: fromDecimalText(
     Number,
@@ -88,14 +90,14 @@ export const listPlantsInput = z.object({
       .min(1, { error: `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}` })
       .max(PAGE_LIMIT_MAX, { error: `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}` }),
   )
-    .optional()
     .meta({
       description: 'The most plants to return.',
       override: { type: 'integer', format: 'int32', minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT },
-    }),
+    })
+    .optional(),
   after: fromDecimalText(BigInt, int64('after'))
-    .optional()
-    .meta({ description: 'Return only plants whose id is greater than this (the last id of the previous page).', override: int64Doc }),
+    .meta({ description: 'Return only plants whose id is greater than this (the last id of the previous page).', override: int64Doc })
+    .optional(),
 });
 
 export const plantIdParam = z.object({

@@ -202,3 +202,21 @@ describe('REST edge limits, CORS and health', () => {
     expect((await edge(new Request(`${base}/health`, { method: 'POST' }))).status).toBe(405);
   });
 });
+
+describe('REST edge on int64 bounds', () => {
+  it('answers out-of-range ids in body, query and path with 400 instead of hanging', async () => {
+    const { token } = await signIn('edge-bounds');
+    const headers = { authorization: `Bearer ${token}` };
+    const tooBig = '9223372036854775808';
+    const responses = await Promise.all([
+      edge(post('/plants', `{"id": ${tooBig}, "name": "x"}`, { ...headers, 'content-type': 'application/json' })),
+      edge(new Request(`${base}/plants?after=-9223372036854775809`, { headers })),
+      edge(new Request(`${base}/plants/${tooBig}`, { method: 'DELETE', headers })),
+    ]);
+    expect(await Promise.all(responses.map(async (response) => [response.status, (await response.json()).error]))).toEqual([
+      [400, 40004],
+      [400, 40007],
+      [400, 40008],
+    ]);
+  });
+});

@@ -198,7 +198,7 @@ export function createRestEdge(options: EdgeOptions) {
   }
 
   async function callProcedure(request: Request, route: RestRoute, context: Context): Promise<Response> {
-    let outcome: { ok: true; json: string | null } | { ok: false; error: unknown } | undefined;
+    let outcome: { ok: true; json: string | null } | { ok: false; error: unknown; problem: Problem } | undefined;
     const library = await createOpenApiFetchHandler({
       req: request,
       endpoint: API_BASE_PATH,
@@ -215,14 +215,17 @@ export function createRestEdge(options: EdgeOptions) {
         return {};
       },
       onError: ({ error }) => {
-        outcome = { ok: false, error };
+        outcome = { ok: false, error, problem: placeProblem(problemFromError(error, context.exactRestInput), route) };
+        // The library writes zod's issues into its own error body with JSON.stringify, which throws on
+        // the bigint bounds of an int64 issue and leaves the request hanging. This edge has read them
+        // above and never sends the library's body.
+        if (error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues)) error.cause.issues.length = 0;
       },
     });
     if (!outcome) throw new Error(`trpc-to-openapi answered ${library.status} without reaching the procedure`);
     if (!outcome.ok) {
-      const problem = placeProblem(problemFromError(outcome.error, context.exactRestInput), route);
-      if (problem.kind === 'internal') throw outcome.error;
-      return problemResponse(problem);
+      if (outcome.problem.kind === 'internal') throw outcome.error;
+      return problemResponse(outcome.problem);
     }
     if (outcome.json === null) return jsonResponse(204, null);
     const headers: Record<string, string> = {};

@@ -6,7 +6,7 @@ import { appRouter } from '@/trpc/routers/_app';
 
 import { buildOpenApiDocument } from './openapi';
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
+type Operation = { responses: Record<string, { description: string; content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> };
 
 describe('OpenAPI document', () => {
   const document = buildOpenApiDocument(appRouter);
@@ -41,6 +41,20 @@ describe('OpenAPI document', () => {
     expect(operation('/plants', 'get').responses['200']!.headers).toHaveProperty('Link');
     expect(operation('/plants', 'post').responses['401']!.headers).toHaveProperty('WWW-Authenticate');
     expect(operation('/plants', 'get').responses['429']!.headers).toHaveProperty('Retry-After');
+  });
+
+  it("describes each operation's failures in its own words and its query parameters exactly", () => {
+    expect(operation('/plants', 'get').responses['400']!.description).toMatch(/^limit or after is not valid/);
+    expect(operation('/plants/{id}', 'delete').responses['400']!.description).toMatch(/^The id is not an int64/);
+    const parameters = (operation('/plants', 'get') as unknown as { parameters: { name: string; schema: unknown }[] }).parameters;
+    expect(parameters.find((parameter) => parameter.name === 'limit')!.schema).toMatchObject({
+      type: 'integer',
+      format: 'int32',
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+    });
+    expect(parameters.find((parameter) => parameter.name === 'after')!.schema).toMatchObject({ type: 'integer', format: 'int64' });
   });
 
   it('lists every error value in the description', () => {

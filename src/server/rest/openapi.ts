@@ -1,5 +1,5 @@
 import type { AnyTRPCRouter } from '@trpc/server';
-import { generateOpenApiDocument, type OpenApiBuilder } from 'trpc-to-openapi';
+import { generateOpenApiDocument, type OpenApiBuilder, type OpenApiMeta } from 'trpc-to-openapi';
 import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
@@ -11,6 +11,7 @@ type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
 type ResponseObject = { description: string; headers?: Json; content?: Record<string, { schema: Json }> };
 type Operation = {
+  operationId?: string;
   security?: unknown[];
   parameters?: { in: string; required?: boolean }[];
   requestBody?: { content: Record<string, { schema: Json }> };
@@ -57,7 +58,23 @@ function inputComponents(router: AnyTRPCRouter): Record<string, Json> {
 
 const withoutDescription = ({ description, ...schema }: Json) => JSON.stringify(schema);
 
+/**
+ * Each operation's own words for its failures, from the procedure's `errorResponses` meta. The library
+ * caches one response object per error code, so in its document every 400 reads like the first one.
+ */
+function failureDescriptions(router: AnyTRPCRouter): Map<string, Record<string, string>> {
+  const descriptions = new Map<string, Record<string, string>>();
+  for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta } }>)) {
+    const openapi = procedure._def.meta?.openapi;
+    if (openapi?.errorResponses && !Array.isArray(openapi.errorResponses)) {
+      descriptions.set(openapi.operationId ?? path.replace(/\./g, '-'), openapi.errorResponses);
+    }
+  }
+  return descriptions;
+}
+
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
+  const ownWords = failureDescriptions(router);
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
     version: API_VERSION,
@@ -94,7 +111,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) < 400) continue;
         responses[status] = {
-          description: describeStatus(Number(status), response.description),
+          description: describeStatus(Number(status), ownWords.get(operation.operationId ?? '')?.[status] ?? response.description),
           ...(status === '401' && {
             headers: {
               'WWW-Authenticate': {
