@@ -4,7 +4,7 @@ import { defineConfig, devices } from '@playwright/test';
 
 /**
  * End-to-end tests of the admin page against a production build (`.next-e2e`, never the `.next` a
- * running server uses) on a fresh temporary database: see e2e/global-setup.ts.
+ * running server uses) on a fresh temporary database: see e2e/browser/global-setup.ts.
  *
  *   npx playwright test                 # build when the sources are newer than the build, then test
  *   E2E_REBUILD=1 npx playwright test   # always build first
@@ -15,10 +15,10 @@ import { defineConfig, devices } from '@playwright/test';
 const executablePath = process.env.PLAYWRIGHT_CHROMIUM_EXECUTABLE || (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
 
 export default defineConfig({
-  testDir: './e2e',
+  testDir: './e2e/browser',
   testMatch: '**/*.spec.ts',
   outputDir: 'test-results/e2e',
-  globalSetup: './e2e/global-setup.ts',
+  globalSetup: './e2e/browser/global-setup.ts',
   // Test files share one server and database, and each makes its own users and ids; 2 cores: 2 workers.
   workers: Number(process.env.E2E_WORKERS ?? 2),
   fullyParallel: false,

@@ -18,17 +18,20 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'prisma/**/*.test.ts'],
           environment: 'node',
           setupFiles: ['src/test/unit-setup.ts'],
+          sequence: { groupOrder: 0 },
         },
       },
       {
         resolve: { alias },
         test: {
           name: 'integration',
-          include: ['tests/**/*.test.ts'],
+          include: ['e2e/api/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['tests/global-setup.ts'],
+          globalSetup: ['e2e/api/global-setup.ts'],
           // Each file starts its own production server; two at a time suits a two-core machine.
           maxWorkers: 2,
+          // After the unit tests: a failing unit is found in seconds, before any server is built.
+          sequence: { groupOrder: 1 },
           testTimeout: 30_000,
           hookTimeout: 120_000,
         },

@@ -1,15 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { test as base, expect, type Page, type TestInfo } from '@playwright/test';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const run = promisify(execFile);
+import { createTokenWithCli, projectRoot, revokeTokenWithCli } from '../support/server';
 
-export const SCREENS_DIR = path.join(root, 'test-results', 'e2e', 'screens');
+
+export const SCREENS_DIR = path.join(projectRoot, 'test-results', 'e2e', 'screens');
 
 function required(name: string): string {
   const value = process.env[name];
@@ -27,46 +24,17 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
 }
 
-/**
- * The token command writes to the server's SQLite file from another process. Two such writers at once
- * (the other test worker's command, or the server) can make one fail with "Operation has timed out"
- * (P1008) instead of waiting: a rare, real lock conflict, reported to the server's owner. Tried again.
- */
-async function withRetries<T>(action: () => Promise<T>, attempts = 4): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await action();
-    } catch (error) {
-      if (attempt >= attempts || !/P1008|timed out|SQLITE_BUSY|database is locked/i.test(String(error))) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 800));
-    }
-  }
-}
-
-function tokenCommand(args: string[]) {
-  return run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), '--conditions=react-server', 'src/cli/token.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: required('E2E_DATABASE_URL') },
-  });
-}
-
 /** A token from the command line tool, as an operator would make one: the token is stdout's last line. */
 export async function cliToken(userName: string, role: 'admin' | 'member' = 'member'): Promise<string> {
   return (await cliTokenWithId(userName, role)).token;
 }
 
-export async function cliTokenWithId(userName: string, role: 'admin' | 'member' = 'member'): Promise<{ token: string; id: number }> {
-  const { stdout } = await withRetries(() => tokenCommand(['create', '--user', userName, '--role', role]));
-  const lines = stdout.trim().split('\n');
-  const token = lines.at(-1)?.trim() ?? '';
-  expect(token).toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
-  const id = /token (\d+)/.exec(stdout)?.[1];
-  expect(id, stdout).toBeDefined();
-  return { token, id: Number(id) };
+export function cliTokenWithId(userName: string, role: 'admin' | 'member' = 'member'): Promise<{ token: string; id: number }> {
+  return createTokenWithCli(required('E2E_DATABASE_URL'), userName, role);
 }
 
-export async function cliRevoke(id: number): Promise<void> {
-  await withRetries(() => tokenCommand(['revoke', String(id)]));
+export function cliRevoke(id: number): Promise<void> {
+  return revokeTokenWithCli(required('E2E_DATABASE_URL'), id);
 }
 
 /** The REST door, with the JSON written by hand so int64 ids go out exactly. */

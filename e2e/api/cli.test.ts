@@ -1,0 +1,230 @@
+/**
+ * The token command (`npm run --silent token -- create|list|revoke`) and what the server prints on its
+ * first start.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
+import { loadConformance } from './helpers/openapi-conformance';
+import { api, childEnv, type CliResult, projectRoot, type RunningServer, runTokenCli, startServer } from '../support/server';
+
+const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
+
+/** A client for a server started here, with the OpenAPI check that every file applies. */
+async function checkedClient(running: RunningServer, token: string) {
+  const conformance = await loadConformance(running.baseUrl);
+  return api(running.baseUrl, token, (response) => conformance.expectConforms(response));
+}
+
+describe('token command', () => {
+  const server = setupServer();
+  const cli = (...args: string[]) => runTokenCli(server.databaseUrl, args);
+  const lastLine = (result: CliResult) => result.stdout.trimEnd().split('\n').at(-1)!.trim();
+
+  describe('create', () => {
+    let result: CliResult;
+    beforeAll(async () => {
+      result = await cli('create', '--user', 'carol');
+    });
+
+    it('exits 0 and prints the token alone on the last line of stdout', () => {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(TOKEN);
+    });
+
+    it('prints a token of the form pst_ + 43 base64url characters (256 random bits)', () => {
+      expect(lastLine(result)).toMatch(TOKEN);
+    });
+
+    it('prints the token once', () => {
+      expect(result.stdout.split(lastLine(result)).length - 1).toBe(1);
+      expect(result.stderr).not.toContain(lastLine(result));
+    });
+
+    it('issues a token that works on the API', async () => {
+      expectStatus(await server.client(lastLine(result)).get('/api/plants'), 200);
+    });
+
+    it('makes a member by default (sees only their own plants)', async () => {
+      expectStatus(await server.admin.post('/api/plants', plantBody(1, 'admin only')), 200);
+      const response = await server.client(lastLine(result)).get('/api/plants');
+      expect(response.json).toEqual([]);
+    });
+
+    it('issues different tokens each time, also for the same user', async () => {
+      const again = await cli('create', '--user', 'carol');
+      expect(again.code).toBe(0);
+      expect(lastLine(again)).toMatch(TOKEN);
+      expect(lastLine(again)).not.toBe(lastLine(result));
+      expectStatus(await server.client(lastLine(result)).get('/api/plants'), 200);
+      expectStatus(await server.client(lastLine(again)).get('/api/plants'), 200);
+    });
+
+    it('makes an admin with --role admin (sees every plant)', async () => {
+      expectStatus(await server.admin.post('/api/plants', plantBody(2, 'also admin only')), 200);
+      const admin = await cli('create', '--user', 'dave', '--role', 'admin');
+      expect(admin.code, admin.stderr).toBe(0);
+      const ids = (await server.client(lastLine(admin)).get('/api/plants')).json.map((plant: { id: bigint }) => plant.id);
+      expect(ids).toEqual(expect.arrayContaining([1n, 2n]));
+    });
+
+    it('stores only a hash: the token appears nowhere in the database file', () => {
+      const database = new Database(server.databaseFile, { readonly: true });
+      try {
+        const tables = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+        for (const { name } of tables) {
+          const rows = database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}"`).all();
+          const text = JSON.stringify(rows, (_, value) => (typeof value === 'bigint' ? String(value) : value));
+          expect(text, `table ${name}`).not.toContain(lastLine(result));
+          expect(text, `table ${name}`).not.toContain(lastLine(result).slice(4));
+        }
+      } finally {
+        database.close();
+      }
+    });
+
+    it('is what `npm run --silent token -- create` prints too (token alone on the last line)', async () => {
+      const npm = await new Promise<CliResult>((resolve, reject) => {
+        const child = spawn('npm', ['run', '--silent', 'token', '--', 'create', '--user', 'npm-user'], {
+          cwd: projectRoot,
+          env: childEnv({ DATABASE_URL: server.databaseUrl }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(npm.code, npm.stderr).toBe(0);
+      expect(npm.stdout.trimEnd().split('\n').at(-1)).toMatch(TOKEN);
+      expectStatus(await server.client(lastLine(npm)).get('/api/plants'), 200);
+    });
+  });
+
+  describe('list and revoke', () => {
+    let issued: { id: string; token: string };
+    let listed: CliResult;
+
+    beforeAll(async () => {
+      const created = await cli('create', '--user', 'erin');
+      expect(created.code, created.stderr).toBe(0);
+      const id = /\btoken (\d+)\b/.exec(created.stdout.split('\n')[0]!)?.[1];
+      expect(id, `a token id in the first line of: ${created.stdout}`).toBeDefined();
+      issued = { id: id!, token: lastLine(created) };
+      listed = await cli('list');
+    });
+
+    it('list exits 0 and shows the token by its id and its user', () => {
+      expect(listed.code, listed.stderr).toBe(0);
+      const row = listed.stdout.split('\n').find((line) => line.split(/\s+/)[0] === issued.id);
+      expect(row, `a row for token ${issued.id} in:\n${listed.stdout}`).toBeDefined();
+      expect(row).toContain('erin');
+    });
+
+    it('list never shows a full token', () => {
+      expect(listed.stdout).not.toContain(issued.token);
+      expect(listed.stdout).not.toContain(issued.token.slice(4));
+      expect(listed.stdout).not.toContain(server.adminToken);
+      expect(listed.stdout).not.toMatch(/pst_[A-Za-z0-9_-]{43}/);
+    });
+
+    it('list shows a recognizable prefix of the token (pst_…)', () => {
+      const row = listed.stdout.split('\n').find((line) => line.split(/\s+/)[0] === issued.id)!;
+      expect(row).toContain('pst_');
+    });
+
+    it('revoke <id> exits 0, and the token then gets 401, error 40101', async () => {
+      expectStatus(await server.client(issued.token).get('/api/plants'), 200);
+      const revoked = await cli('revoke', issued.id);
+      expect(revoked.code, revoked.stderr).toBe(0);
+      expectError(await server.client(issued.token).get('/api/plants'), 401, 40101);
+    });
+
+    it('list shows the revoked token as revoked', async () => {
+      const after = await cli('list');
+      const row = after.stdout.split('\n').find((line) => line.split(/\s+/)[0] === issued.id);
+      expect(row).toMatch(/revoked/i);
+    });
+
+    it('revoke of a token id that does not exist fails (non-zero exit)', async () => {
+      const result = await cli('revoke', '999999');
+      expect(result.code).not.toBe(0);
+      expect(result.stderr.trim().length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('usage errors exit 2 with the usage on stderr', () => {
+    it.each([
+      ['no command', []],
+      ['an unknown command', ['frobnicate']],
+      ['create without --user', ['create']],
+      ['create with an empty --user', ['create', '--user', '']],
+      ['create with an unknown role', ['create', '--user', 'x', '--role', 'king']],
+      ['create with an unknown option', ['create', '--user', 'x', '--bogus']],
+      ['revoke without an id', ['revoke']],
+      ['revoke with a non-numeric id', ['revoke', 'abc']],
+      ['list with an extra argument', ['list', 'extra']],
+    ])('%s', async (_, args) => {
+      const result = await cli(...args);
+      expect(result.code, `${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(2);
+      expect(result.stderr).toMatch(/usage/i);
+      expect(result.stdout).not.toMatch(/pst_/);
+    });
+  });
+});
+
+describe('first start and restart', () => {
+  let dir: string;
+  let databaseFile: string;
+  let first: RunningServer | undefined;
+  let second: RunningServer | undefined;
+  let firstToken: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-restart-'));
+    databaseFile = path.join(dir, 'test.db');
+    first = await startServer({ databaseFile });
+    firstToken = first.adminToken;
+  });
+
+  afterAll(async () => {
+    await first?.stop();
+    await second?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints one admin token on the first start, with the URL to sign in at', () => {
+    expect(firstToken).toMatch(TOKEN);
+    const stdout = first!.stdout();
+    expect(stdout.split('\n').filter((line) => TOKEN.test(line.trim()))).toHaveLength(1);
+    expect(stdout).toMatch(/https?:\/\/[^\s]+/);
+    expect(stdout).toMatch(/admin/);
+  });
+
+  it("issues a first token that is an admin token (it sees a member's plant)", async () => {
+    const member = await first!.createToken('restart-member', 'member');
+    expectStatus(await (await checkedClient(first!, member.token)).post('/api/plants', plantBody(1, 'member plant')), 200);
+    const response = await (await checkedClient(first!, firstToken)).get('/api/plants');
+    expectStatus(response, 200);
+    expect(response.json.map((plant: { id: bigint }) => plant.id)).toContain(1n);
+  });
+
+  it('stops on SIGTERM', async () => {
+    await first!.stop();
+    expect(first!.exited()).toBe(true);
+  });
+
+  it('prints no new token when it starts again on the same database, and the first token still works', async () => {
+    second = await startServer({ databaseFile });
+    expect(second.stdout()).not.toMatch(/pst_[A-Za-z0-9_-]{43}/);
+    expectStatus(await (await checkedClient(second, firstToken)).get('/api/plants'), 200);
+  });
+});

@@ -1,0 +1,5 @@
+import { ensureTestBuild } from '../support/test-build';
+
+export default function setup(): void {
+  ensureTestBuild();
+}

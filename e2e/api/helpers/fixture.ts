@@ -1,0 +1,111 @@
+/**
+ * One server per test file, and the assertions every file shares. Every response a client from here
+ * receives is checked against the server's own OpenAPI document.
+ */
+import { afterAll, beforeAll, expect } from 'vitest';
+
+import { type Conformance, loadConformance } from './openapi-conformance';
+import { api, type ApiClient, type ApiResponse, describeExchange, type RunningServer, startServer } from '../../support/server';
+
+export type TestServer = RunningServer & {
+  conformance: Conformance;
+  /** A client for `token` (none for null/undefined) whose every response is checked against the document. */
+  client: (token?: string | null) => ApiClient;
+  /** A client without the document check, for requests the document does not describe on purpose. */
+  rawClient: (token?: string | null) => ApiClient;
+  admin: ApiClient;
+  anonymous: ApiClient;
+};
+
+/** Starts a server for the enclosing file or describe block (`env`: extra environment for it). */
+export function setupServer(options: { env?: Record<string, string> } = {}): TestServer {
+  const context = {} as TestServer;
+  beforeAll(async () => {
+    const server = await startServer({ env: options.env });
+    try {
+      const conformance = await loadConformance(server.baseUrl);
+      const client = (token?: string | null) => api(server.baseUrl, token, (response) => conformance.expectConforms(response));
+      Object.assign(context, server, {
+        conformance,
+        client,
+        rawClient: (token?: string | null) => api(server.baseUrl, token),
+        admin: client(server.adminToken),
+        anonymous: client(null),
+      });
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+  });
+  afterAll(async () => {
+    await context.stop?.();
+  });
+  return context;
+}
+
+/** Ids unique within a file, spread so files and tests do not step on each other. */
+export function idSource(start: bigint): () => bigint {
+  let next = start;
+  return () => next++;
+}
+
+/** What a client must never read in an error message. */
+const LEAKS: [string, RegExp][] = [
+  ['prisma', /prisma/i],
+  ['sqlite', /sqlite/i],
+  ['SQL', /\bSELECT\b|\bINSERT\b|\bDELETE FROM\b|\bUPDATE\b.*\bSET\b/],
+  ['a stack frame', /(^|\n)\s*at \S|\(\S+:\d+:\d+\)|node_modules/],
+  ['tRPC', /trpc/i],
+  ['zod', /zod/i],
+  ['a JS type name', /\bbigint\b|undefined|\[object /i],
+];
+
+export function expectNoInternalDetail(message: string, context = ''): void {
+  for (const [what, pattern] of LEAKS) {
+    expect(pattern.test(message), `the message reveals ${what}: ${JSON.stringify(message)}${context ? `\n${context}` : ''}`).toBe(false);
+  }
+}
+
+export function expectJsonContentType(response: ApiResponse): void {
+  const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  expect(mediaType, `Content-Type of\n${describeExchange(response)}`).toBe('application/json');
+}
+
+/**
+ * The contract's error shape: the status, `Content-Type: application/json`, a body of exactly
+ * `{error, message}` with the expected value, and a message with no internal detail.
+ */
+export function expectError(response: ApiResponse, status: number, value: number, message?: RegExp | string): void {
+  const exchange = describeExchange(response);
+  expect(response.status, `status of\n${exchange}`).toBe(status);
+  expectJsonContentType(response);
+  expect(response.json, `body of\n${exchange}`).toBeTypeOf('object');
+  expect(Object.keys(response.json ?? {}).sort(), `keys of the error body of\n${exchange}`).toEqual(['error', 'message']);
+  expect(response.json.error, `error value of\n${exchange}`).toBe(BigInt(value));
+  expect(response.json.message, `message of\n${exchange}`).toBeTypeOf('string');
+  expect(response.json.message.trim().length, `message of\n${exchange}`).toBeGreaterThan(0);
+  expectNoInternalDetail(response.json.message, exchange);
+  if (message !== undefined) {
+    if (typeof message === 'string') expect(response.json.message, `message of\n${exchange}`).toContain(message);
+    else expect(response.json.message, `message of\n${exchange}`).toMatch(message);
+  }
+}
+
+export function expectStatus(response: ApiResponse, status: number): void {
+  expect(response.status, describeExchange(response)).toBe(status);
+}
+
+/** `Link: <url>; rel="next"` → the URL, or undefined when there is no next link. */
+export function nextLink(response: ApiResponse): string | undefined {
+  const header = response.headers.get('link');
+  if (header === null) return undefined;
+  for (const part of header.split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (match && /(^|;)\s*rel\s*=\s*"?([^";]*\s)?next(\s[^";]*)?"?\s*(;|$)/i.test(match[2]!)) return match[1];
+  }
+  return undefined;
+}
+
+export function plantBody(id: bigint | number | string, name: string, tag?: string): string {
+  return `{"id": ${id}, "name": ${JSON.stringify(name)}${tag === undefined ? '' : `, "tag": ${JSON.stringify(tag)}`}}`;
+}
