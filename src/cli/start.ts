@@ -47,6 +47,7 @@ async function main(): Promise<void> {
   const { logger } = await import('@/server/log');
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+  await (await import('@/server/db')).databaseReady;
   const { startHttpServer } = await import('@/server/http/server');
   const server = await startHttpServer({ projectRoot, dev, port: Number(port), hostname });
   console.log(`Plant Store is serving on http://${hostname}:${port} (${dev ? 'development' : 'production'})`);

@@ -25,6 +25,17 @@ const globalForDb = globalThis as unknown as { plantStoreDb?: Db };
 
 export const db: Db = (globalForDb.plantStoreDb ??= createPrismaClient(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL));
 
+/**
+ * Durability: better-sqlite3 builds SQLite with synchronous=NORMAL for WAL, which survives a crashed
+ * process but can lose the last commits when the machine loses power. FULL syncs the log on every commit,
+ * so a 200 means the plant is on disk. `SQLITE_SYNCHRONOUS=normal` trades that for write speed. The
+ * setting is per connection: it is the first statement sent, and `npm start` awaits it before serving.
+ */
+export const databaseReady: Promise<void> = db
+  .$executeRawUnsafe(`PRAGMA synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`)
+  // Prisma's promises run when first awaited; `then` sends the statement now, ahead of any query.
+  .then(() => undefined);
+
 /** True when the error is the database refusing a second row with the same unique key. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2002';

@@ -25,6 +25,7 @@ export const errorCatalog = {
   plantNotFound: { value: 40401, status: 404, meaning: 'No plant with this id that the caller has access to.' },
   tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page only).' },
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
+  bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
   bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
   unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
   tooManyRequests: {

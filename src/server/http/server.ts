@@ -39,6 +39,10 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
       response.end(JSON.stringify({ error: errorCatalog.internal.value, message: 'the server failed to handle this request' }));
     });
   });
+  // Backstops behind the edge's own body timeout: a client that never finishes its headers or its request
+  // is cut off instead of holding a connection for Node's five-minute default.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(options.port, options.hostname, resolve));
 
   return {

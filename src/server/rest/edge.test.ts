@@ -220,3 +220,19 @@ describe('REST edge on int64 bounds', () => {
     ]);
   });
 });
+
+describe('REST edge on a stalled body', () => {
+  it('gives up on a body that stops arriving, with 408', { timeout: 20_000 }, async () => {
+    const { token } = await signIn('edge-slowpoke');
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"id": 1'));
+      },
+    });
+    const started = Date.now();
+    const response = await edge(post('/plants', stalled, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }));
+    expect(response.status).toBe(408);
+    expect((await response.json()).error).toBe(40800);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
+  });
+});

@@ -14,6 +14,8 @@ import { buildRouteTable, type HttpMethod, type RestRoute, type RouteMatch } fro
 
 export const API_BASE_PATH = '/api';
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/** A body that sends nothing for this long is given up, so slow clients cannot hold the server. */
+export const BODY_IDLE_TIMEOUT_MS = 10_000;
 
 /** What the edge writes to the log: pino's call shape, so a pino logger fits as is. */
 export type EdgeLogger = {
@@ -100,7 +102,21 @@ async function readBody(request: Request): Promise<string> {
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+  const nextChunk = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(refuse('bodyTimeout', `no part of the body arrived for ${BODY_IDLE_TIMEOUT_MS / 1000} seconds`)), BODY_IDLE_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([reader.read(), stalled]);
+    } catch (error) {
+      await reader.cancel().catch(() => {});
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  for (let chunk = await nextChunk(); !chunk.done; chunk = await nextChunk()) {
     size += chunk.value.byteLength;
     if (size > BODY_LIMIT_BYTES) {
       await reader.cancel();

@@ -125,3 +125,12 @@ describe('auth on procedures', () => {
     expect(await verifyToken(created.token)).toEqual({ ok: false, reason: 'invalid' });
   });
 });
+
+describe('durability', () => {
+  it('syncs every commit to disk (synchronous=FULL) on the connection the app uses', async () => {
+    const { db, databaseReady } = await import('@/server/db');
+    await databaseReady;
+    const rows = await db.$queryRawUnsafe<{ synchronous: bigint }[]>('PRAGMA synchronous');
+    expect(rows.map((row) => Number(row.synchronous))).toEqual([2]);
+  });
+});
