@@ -2,7 +2,6 @@
  * The token command (`npm run --silent token -- create|list|revoke`) and what the server prints on its
  * first start.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
 import { loadConformance } from './helpers/openapi-conformance';
-import { api, childEnv, type CliResult, projectRoot, type RunningServer, runTokenCli, startServer } from '../support/server';
+import { api, type CliResult, type RunningServer, runCommand, runTokenCli, startServer } from '../support/server';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
@@ -90,18 +89,8 @@ describe('token command', () => {
     });
 
     it('is what `npm run --silent token -- create` prints too (token alone on the last line)', async () => {
-      const npm = await new Promise<CliResult>((resolve, reject) => {
-        const child = spawn('npm', ['run', '--silent', 'token', '--', 'create', '--user', 'npm-user'], {
-          cwd: projectRoot,
-          env: childEnv({ DATABASE_URL: server.databaseUrl }),
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stdout, stderr }));
+      const npm = await runCommand('npm', ['run', '--silent', 'token', '--', 'create', '--user', 'npm-user'], {
+        DATABASE_URL: server.databaseUrl,
       });
       expect(npm.code, npm.stderr).toBe(0);
       expect(npm.stdout.trimEnd().split('\n').at(-1)).toMatch(TOKEN);

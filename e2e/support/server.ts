@@ -37,14 +37,10 @@ async function freePort(): Promise<number> {
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
-/** Runs `src/cli/token.ts` (what `npm run --silent token -- …` runs) against one database. */
-export function runTokenCli(databaseUrl: string, args: string[]): Promise<CliResult> {
+/** Runs a command from the project folder with the suites' environment, collecting its output. */
+export function runCommand(command: string, args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tsxCli, '--conditions=react-server', 'src/cli/token.ts', ...args], {
-      cwd: projectRoot,
-      env: childEnv({ DATABASE_URL: databaseUrl }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd: projectRoot, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -52,6 +48,11 @@ export function runTokenCli(databaseUrl: string, args: string[]): Promise<CliRes
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs `src/cli/token.ts` (what `npm run --silent token -- …` runs) against one database. */
+export function runTokenCli(databaseUrl: string, args: string[]): Promise<CliResult> {
+  return runCommand(process.execPath, [tsxCli, '--conditions=react-server', 'src/cli/token.ts', ...args], { DATABASE_URL: databaseUrl });
 }
 
 export type IssuedToken = { id: number; token: string };

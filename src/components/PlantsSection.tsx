@@ -9,6 +9,7 @@ import { type RouterOutputs, trpc } from '@/trpc/client';
 import { ConfirmDialog } from './ConfirmDialog';
 import { CreatePlantForm } from './CreatePlantForm';
 import { problemOf } from './problems';
+import { queryFallback } from './QueryFallback';
 
 type Plant = RouterOutputs['plants']['list'][number];
 
@@ -168,79 +169,69 @@ export function PlantsSection({ canSeeAll }: { canSeeAll: boolean }) {
           </div>
         ) : null}
 
-        {list.isPending ? (
-          <p className="placeholder" role="status">
-            <span className="spinner" aria-hidden="true" /> Loading plants…
-          </p>
-        ) : list.isError && !list.data ? (
-          <div className="notice notice--error" role="alert">
-            <p>The plants could not be loaded: {problemOf(list.error).message}.</p>
-            <button type="button" className="button" onClick={() => void list.refetch()}>
-              Try again
-            </button>
-          </div>
-        ) : rows.length === 0 && pageNumber === 1 ? (
-          <div className="empty">
-            <p>No plants yet — add the first.</p>
-            <button type="button" className="button" onClick={() => idInputRef.current?.focus()}>
-              Add a plant
-            </button>
-          </div>
-        ) : (
-          <>
-            {list.isError ? (
-              <p className="notice notice--error" role="alert">
-                The list could not be refreshed: {problemOf(list.error).message}.
-              </p>
-            ) : null}
-            <div className="table-wrap" role="region" aria-labelledby="plants-caption" tabIndex={0}>
-              <table className="table" aria-busy={list.isFetching}>
-                <caption id="plants-caption">
-                  {rows.length === 0
-                    ? `Page ${pageNumber}: no plants here`
-                    : rows.length === 1
-                      ? `Page ${pageNumber}: plant ${firstShown}, by id`
-                      : `Page ${pageNumber}: plants ${firstShown}–${firstShown + rows.length - 1}, by id`}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col" className="num">
-                      Id
-                    </th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Tag</th>
-                    <th scope="col" className="actions">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((plant) => {
-                    const failed = deleteFailure?.plant.id === plant.id;
-                    return (
-                      <tr key={plant.id.toString()} className={failed ? 'row--failed' : undefined} data-plant-id={plant.id.toString()}>
-                        <td className="num id">{plant.id.toString()}</td>
-                        <td className="name">{plant.name}</td>
-                        <td className="tag">{plant.tag ?? <span className="muted">—</span>}</td>
-                        <td className="actions">
-                          <button
-                            type="button"
-                            id={deleteButtonId(plant.id)}
-                            className="button button--small button--danger-quiet"
-                            aria-label={`Delete plant ${plant.name} (id ${plant.id.toString()})`}
-                            onClick={() => setConfirming(plant)}
-                          >
-                            Delete
-                          </button>
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+        {queryFallback(list, 'plants') ??
+          (rows.length === 0 && pageNumber === 1 ? (
+            <div className="empty">
+              <p>No plants yet — add the first.</p>
+              <button type="button" className="button" onClick={() => idInputRef.current?.focus()}>
+                Add a plant
+              </button>
             </div>
-          </>
-        )}
+          ) : (
+            <>
+              {list.isError ? (
+                <p className="notice notice--error" role="alert">
+                  The list could not be refreshed: {problemOf(list.error).message}.
+                </p>
+              ) : null}
+              <div className="table-wrap" role="region" aria-labelledby="plants-caption" tabIndex={0}>
+                <table className="table" aria-busy={list.isFetching}>
+                  <caption id="plants-caption">
+                    {rows.length === 0
+                      ? `Page ${pageNumber}: no plants here`
+                      : rows.length === 1
+                        ? `Page ${pageNumber}: plant ${firstShown}, by id`
+                        : `Page ${pageNumber}: plants ${firstShown}–${firstShown + rows.length - 1}, by id`}
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col" className="num">
+                        Id
+                      </th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Tag</th>
+                      <th scope="col" className="actions">
+                        <span className="sr-only">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((plant) => {
+                      const failed = deleteFailure?.plant.id === plant.id;
+                      return (
+                        <tr key={plant.id.toString()} className={failed ? 'row--failed' : undefined} data-plant-id={plant.id.toString()}>
+                          <td className="num id">{plant.id.toString()}</td>
+                          <td className="name">{plant.name}</td>
+                          <td className="tag">{plant.tag ?? <span className="muted">—</span>}</td>
+                          <td className="actions">
+                            <button
+                              type="button"
+                              id={deleteButtonId(plant.id)}
+                              className="button button--small button--danger-quiet"
+                              aria-label={`Delete plant ${plant.name} (id ${plant.id.toString()})`}
+                              onClick={() => setConfirming(plant)}
+                            >
+                              Delete
+                            </button>
+                          </td>
+                        </tr>
+                      );
+                    })}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          ))}
 
         {!list.isPending && (pageNumber > 1 || hasNext) ? (
           <nav className="pager" aria-label="Plant pages">

@@ -8,6 +8,7 @@ import { type RouterOutputs, trpc } from '@/trpc/client';
 import { ConfirmDialog } from './ConfirmDialog';
 import { Field } from './Field';
 import { asSentence, problemOf } from './problems';
+import { queryFallback } from './QueryFallback';
 
 type TokenRow = RouterOutputs['tokens']['list'][number];
 type Issued = RouterOutputs['tokens']['create'];
@@ -224,18 +225,7 @@ export function TokensSection() {
             {revokeMessage.text}
           </p>
         ) : null}
-        {tokens.isPending ? (
-          <p className="placeholder" role="status">
-            <span className="spinner" aria-hidden="true" /> Loading tokens…
-          </p>
-        ) : tokens.isError && !tokens.data ? (
-          <div className="notice notice--error" role="alert">
-            <p>The tokens could not be loaded: {problemOf(tokens.error).message}.</p>
-            <button type="button" className="button" onClick={() => void tokens.refetch()}>
-              Try again
-            </button>
-          </div>
-        ) : (
+        {queryFallback(tokens, 'tokens') ?? (
           <div className="table-wrap" role="region" aria-labelledby="tokens-caption" tabIndex={0}>
             <table className="table table--tokens" aria-busy={tokens.isFetching}>
               <caption id="tokens-caption">All tokens, oldest first</caption>
