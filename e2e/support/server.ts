@@ -92,6 +92,12 @@ export type RunningServer = {
   stop: () => Promise<void>;
   /** Whether the server process has exited. */
   exited: () => boolean;
+  /** The server's own pid (node running src/cli/start.ts, no wrapper process). */
+  pid: number;
+  /** Sends a signal to the server process itself (SIGKILL for crash tests, SIGTERM for shutdown). */
+  kill: (signal: NodeJS.Signals) => void;
+  /** Settles when the server exits, with its exit code or signal. */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
 function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
@@ -117,11 +123,16 @@ export async function startServer(options: { databaseFile?: string; env?: Record
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const child = spawn(process.execPath, [tsxCli, '--conditions=react-server', 'src/cli/start.ts'], {
+  // `--import tsx` runs start.ts in this very process; the tsx CLI would run it in a grandchild that
+  // signals sent to this pid would miss.
+  const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'], {
     cwd: projectRoot,
     env: childEnv({ ...options.env, PORT: String(port), DATABASE_URL: databaseUrl, HOSTNAME_TO_BIND: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -177,6 +188,9 @@ export async function startServer(options: { databaseFile?: string; env?: Record
     revokeToken: (id) => revokeTokenWithCli(databaseUrl, id),
     stop,
     exited: () => child.exitCode !== null || child.signalCode !== null,
+    pid: child.pid!,
+    kill: (signal) => void child.kill(signal),
+    exit,
   };
 }
 

@@ -17,6 +17,11 @@ export const errorCatalog = {
   plantIdTaken: { value: 40006, status: 400, meaning: 'A plant with this id already exists.' },
   invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter (limit, after) is invalid.' },
   invalidPathParameter: { value: 40008, status: 400, meaning: 'A value in the path (a plant id) is not an int64.' },
+  malformedRequest: {
+    value: 40010,
+    status: 400,
+    meaning: 'The request is not valid HTTP, or its Host header is not a host name.',
+  },
   lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
   invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
@@ -28,11 +33,13 @@ export const errorCatalog = {
   bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
   bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
   unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  expectationFailed: { value: 41700, status: 417, meaning: 'The request has an Expect header other than 100-continue.' },
   tooManyRequests: {
     value: 42900,
     status: 429,
     meaning: 'Too many requests for this token, or too many failed sign-ins from this address; wait Retry-After seconds.',
   },
+  headersTooLarge: { value: 43100, status: 431, meaning: 'The request headers are larger than 16 KiB.' },
   internal: { value: 50000, status: 500, meaning: 'The server failed; the request id in its log tells what.' },
   unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (health check).' },
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;

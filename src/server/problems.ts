@@ -50,7 +50,10 @@ export function problemFromIssue(issue: core.$ZodIssue, input: unknown): Problem
 export function problemFromError(error: unknown, input: unknown): Problem {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
   if (cause instanceof AppError) return { kind: cause.kind, message: cause.message, field: cause.field };
-  if (isZodError(cause) && cause.issues[0]) return problemFromIssue(cause.issues[0], input);
+  // Only a failed input check is the client's; a failed output check (tRPC reports it as an internal
+  // error) means the server produced something it should not have.
+  const inputRejected = !(error instanceof TRPCError) || error.code === 'BAD_REQUEST';
+  if (inputRejected && isZodError(cause) && cause.issues[0]) return problemFromIssue(cause.issues[0], input);
   const kind = error instanceof TRPCError ? kindByTrpcCode[error.code] : undefined;
   if (kind && error instanceof TRPCError) return { kind, message: error.message };
   return { kind: 'internal', message: INTERNAL_ERROR_MESSAGE };

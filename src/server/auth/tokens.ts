@@ -39,7 +39,9 @@ export async function issueToken(options: { userName: string; role?: Role; expir
   const user = await db.user.upsert({
     where: { name: options.userName },
     create: { name: options.userName, role: options.role ?? 'member' },
-    update: options.role ? { role: options.role } : {},
+    // Never an empty update: Prisma turns that into a read-then-write transaction, which SQLite refuses
+    // at once (instead of waiting) when another process wrote in between. This stays one INSERT … ON CONFLICT.
+    update: options.role ? { role: options.role } : { name: options.userName },
     select: { id: true, name: true, role: true },
   });
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');

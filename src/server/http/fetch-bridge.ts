@@ -28,6 +28,26 @@ function bodyStream(request: IncomingMessage, onAbandoned: () => void): Readable
   });
 }
 
+/** How long the rest of an abandoned body is read and thrown away before the connection is cut. */
+const LINGER_MS = 2_000;
+
+/**
+ * The rest of an abandoned body (past 64 KiB, say) is still on its way, so the connection closes after
+ * the answer. Closing a socket with unread data makes the kernel send a reset, which can erase the
+ * answer before the client reads it (RFC 9112, 9.6); so the server half-closes, discards what still
+ * arrives for a moment, and only then cuts the connection.
+ */
+function closeAfterAbandonedBody(request: IncomingMessage, response: ServerResponse): void {
+  response.setHeader('Connection', 'close');
+  const socket = request.socket;
+  socket.destroySoon = function lingerThenDestroy() {
+    this.end();
+    request.removeAllListeners('data');
+    request.resume();
+    setTimeout(() => this.destroy(), LINGER_MS).unref();
+  };
+}
+
 /** Hands a node:http request to a fetch-style handler and writes its Response back. */
 export async function serveFetch(handler: FetchHandler, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const headers = new Headers();
@@ -45,7 +65,6 @@ export async function serveFetch(handler: FetchHandler, request: IncomingMessage
   const fetchResponse = await handler(fetchRequest, { remoteAddress: request.socket.remoteAddress });
   response.statusCode = fetchResponse.status;
   for (const [name, value] of fetchResponse.headers) response.appendHeader(name, value);
-  // The rest of an abandoned body is still on its way; closing the connection is cheaper than reading it.
-  if (abandoned) response.setHeader('Connection', 'close');
+  if (abandoned) closeAfterAbandonedBody(request, response);
   response.end(fetchResponse.body ? Buffer.from(await fetchResponse.arrayBuffer()) : undefined);
 }

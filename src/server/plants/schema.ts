@@ -37,7 +37,7 @@ const keepJsonType = <T extends z.ZodType>(schema: T) => schema.transform((value
  * door. The declared input type says so, instead of the `unknown` a preprocess step would give callers.
  */
 const fromDecimalText = <T extends z.ZodType>(parse: (digits: string) => unknown, schema: T) =>
-  z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,20}$/.test(value) ? parse(value) : value), schema) as unknown as z.ZodType<
+  z.preprocess((value) => (typeof value === 'string' && /^-?\d+$/.test(value) ? parse(value) : value), schema) as unknown as z.ZodType<
     z.output<T>,
     z.input<T> | string
   >;
@@ -49,6 +49,8 @@ const text = (field: string, maxLength: number) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
     .min(1, { error: `${field} must not be empty` })
+    // A lone surrogate cannot be stored as UTF-8: SQLite would keep three other characters instead.
+    .refine((value) => value.isWellFormed(), { error: `${field} must be well-formed Unicode (no lone surrogates)`, abort: true })
     .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be at most ${maxLength} characters` })
     .regex(/^\P{Cc}*$/u, { error: `${field} must not contain control characters` })
     .meta({ maxLength });

@@ -236,3 +236,21 @@ describe('REST edge on a stalled body', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
   });
 });
+
+describe('REST edge on odd query parameters', () => {
+  it('ignores undeclared parameters, even ones named like Object properties', async () => {
+    const { token } = await signIn('edge-query');
+    for (const query of ['constructor=1', '__proto__=1', 'toString=x&hasOwnProperty=y', 'unknown=1']) {
+      const response = await edge(new Request(`${base}/plants?${query}`, { headers: { authorization: `Bearer ${token}` } }));
+      expect(response.status, query).toBe(200);
+    }
+  });
+
+  it('answers a body nested too deeply for the parser with 400, not an internal message', async () => {
+    const { token } = await signIn('edge-nesting');
+    const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
+    const response = await edge(post('/plants', deep, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 40000, message: 'the body is not valid JSON: it nests too deeply' });
+  });
+});

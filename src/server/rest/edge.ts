@@ -138,7 +138,8 @@ async function readJsonObject(request: Request): Promise<Record<string, unknown>
   try {
     body = parseExactJson(text);
   } catch (error) {
-    throw refuse('invalidJson', `the body is not valid JSON: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
+    const reason = text.trim() === '' ? 'it is empty' : error instanceof RangeError ? 'it nests too deeply' : (error as Error).message;
+    throw refuse('invalidJson', `the body is not valid JSON: ${reason}`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw refuse('bodyNotObject', `the body must be a JSON object, not ${body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body === 'bigint' ? 'a number' : `a ${typeof body}`}`);
@@ -265,7 +266,7 @@ export function createRestEdge(options: EdgeOptions) {
     const ownRoute = ownRoutes[segments.join('/')];
     const match: RouteMatch = ownRoute
       ? method === 'GET'
-        ? { kind: 'found', route: { method: 'GET', template: url.pathname, pathParameters: [], protect: false }, pathValues: {} }
+        ? { kind: 'found', route: { method: 'GET', template: url.pathname, pathParameters: [], protect: false, queryParameters: [] }, pathValues: {} }
         : { kind: 'wrongMethod', allowed: ['GET'] }
       : matchRoute(method, segments);
     if (match.kind === 'noSuchPath') throw refuse('routeNotFound', `no such path: ${url.pathname}`);
@@ -309,8 +310,14 @@ export function createRestEdge(options: EdgeOptions) {
     const hasBody = BODY_METHODS.has(route.method);
     const body = hasBody ? await readJsonObject(request) : undefined;
     context.exactRestInput = { ...body, ...pathValues };
-    // The library sees a body it can parse (its rounding no longer matters) and a plain JSON content type.
-    const forwarded = new Request(url, {
+    // The library sees a body it can parse (its rounding no longer matters), a plain JSON content type,
+    // and only the query parameters the procedure takes: it collects the query into a plain object,
+    // where a parameter named `constructor` or `__proto__` would break it.
+    const forwardedUrl = new URL(url.pathname, url.origin);
+    for (const [name, value] of url.searchParams) {
+      if (route.queryParameters.includes(name)) forwardedUrl.searchParams.append(name, value);
+    }
+    const forwarded = new Request(forwardedUrl, {
       method,
       headers: hasBody ? { 'content-type': 'application/json' } : {},
       body: hasBody ? '{}' : undefined,

@@ -25,7 +25,7 @@ describe('OpenAPI document', () => {
 
   it('documents every status each operation answers, failures as Error', () => {
     const expected = {
-      '/plants post': ['200', '400', '401', '413', '415', '429', '500'],
+      '/plants post': ['200', '400', '401', '408', '413', '415', '429', '500'],
       '/plants get': ['200', '400', '401', '429', '500'],
       '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
     };

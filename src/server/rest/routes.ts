@@ -10,6 +10,8 @@ export type RestRoute = {
   pathParameters: string[];
   /** Whether the route needs a bearer token (trpc-to-openapi's `protect`, on unless turned off). */
   protect: boolean;
+  /** The input's fields that are not path parameters: the query a GET or DELETE takes. */
+  queryParameters: string[];
 };
 
 export type RouteMatch =
@@ -26,16 +28,19 @@ type CompiledPath = { template: string; segments: string[]; routes: RestRoute[] 
  */
 export function buildRouteTable(router: AnyTRPCRouter) {
   const byTemplate = new Map<string, CompiledPath>();
-  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta } }>)) {
+  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta; inputs: { shape?: object }[] } }>)) {
     const openapi = procedure._def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const template = `/${openapi.path.replace(/^\/|\/$/g, '')}`;
     const segments = template.split('/').slice(1);
+    const pathParameters = segments.flatMap((segment) => /^\{(.+)\}$/.exec(segment)?.[1] ?? []);
+    const inputFields = procedure._def.inputs.flatMap((input) => Object.keys(input.shape ?? {}));
     const route: RestRoute = {
       method: openapi.method,
       template,
-      pathParameters: segments.flatMap((segment) => /^\{(.+)\}$/.exec(segment)?.[1] ?? []),
+      pathParameters,
       protect: openapi.protect ?? true,
+      queryParameters: inputFields.filter((field) => !pathParameters.includes(field)),
     };
     const compiled = byTemplate.get(template) ?? { template, segments, routes: [] };
     compiled.routes.push(route);

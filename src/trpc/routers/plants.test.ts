@@ -93,6 +93,17 @@ describe('plants router', () => {
     }
   });
 
+  it('refuses text that is not well-formed Unicode, and stores nothing', async () => {
+    const { caller } = await signIn('router-surrogate');
+    for (const name of ['a\ud800', '\udc00\\', `${'a'.repeat(199)}\ud800`]) {
+      expect(await failureOf(caller.plants.create({ id: 601n, name }), { id: 601n, name })).toMatchObject({
+        kind: 'invalidValue',
+        message: 'name must be well-formed Unicode (no lone surrogates)',
+      });
+    }
+    expect(await caller.plants.create({ id: 601n, name: 'whole' })).toEqual({ id: 601n, name: 'whole' });
+  });
+
   it('counts name length in characters, not UTF-16 units', async () => {
     const { caller } = await signIn('router-emoji');
     const name = '🌵'.repeat(200);

@@ -20,6 +20,7 @@ export const plantsRouter = createTRPCRouter({
         errorResponses: {
           400: 'The body is not a valid NewPlant, or the id is taken',
           ...unauthorized,
+          408: 'The body stalled: nothing arrived for 10 seconds',
           413: 'The body is larger than 64 KiB',
           415: 'The body is not sent as application/json',
         },

@@ -1,0 +1,1032 @@
+/**
+ * Hostile input, generated with fast-check from the served OpenAPI document (`/api/openapi.json`): its
+ * operations, their parameters and the NewPlant schema, each mutated (wrong types, numbers beyond int64,
+ * fractions and exponents, unicode edge cases, duplicate and unknown fields, prototype keys, odd headers,
+ * invalid UTF-8, BOM, path tricks). The invariants, for every request:
+ *
+ * - never a 5xx, never a request left without an answer;
+ * - every non-2xx answer under /api (tRPC and the docs page aside) is `Content-Type: application/json`
+ *   with exactly `{"error": <int32>, "message": <string>}`, and no internal detail in the message;
+ * - a request the contract says is valid is answered 200 with the plant exactly as sent (or 40006 when
+ *   its id is taken); one it says is invalid is never answered 2xx;
+ * - after the run, every stored plant keeps the Plant rules (name 1–200 code points, not only white
+ *   space, no control characters; tag 1–100, no control characters; id int64) and is what was answered.
+ *
+ * Violations are collected by kind (with the shortest example of each) instead of stopping at the first,
+ * so one run reports every kind of fault it met. The seed is printed; FUZZ_SEED=<n> replays a run.
+ * Rate limits are off on this server: a 429 would only hide what the input does.
+ */
+import http from 'node:http';
+
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { expectNoInternalDetail, nextLink, setupServer } from './helpers/fixture';
+import { inlineRefs } from './helpers/openapi-conformance';
+import { parseLossless } from '../support/server';
+
+const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
+
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const INT32 = 2 ** 31;
+const BODY_LIMIT = 64 * 1024;
+/** Per property: a bound in count and in time. */
+const TIME_LIMIT_MS = 25_000;
+
+type Json = Record<string, unknown>;
+type Expectation = 'ok' | 'refused' | 'either';
+
+let memberToken = '';
+let port = 0;
+
+// ---------------------------------------------------------------------------------------------------------
+// What the run saw
+
+const violations = new Map<string, { count: number; example: string }>();
+const statusCounts = new Map<string, number>();
+let casesRun = 0;
+let requestsSent = 0;
+let fiveHundreds = 0;
+
+function violation(kind: string, example: string): void {
+  const seen = violations.get(kind);
+  if (!seen) violations.set(kind, { count: 1, example });
+  else {
+    seen.count++;
+    if (example.length < seen.example.length) seen.example = example;
+  }
+}
+
+/** The plants the server answered 200 to a create, by id, as answered; ids it deleted are removed. */
+const acknowledged = new Map<bigint, { id: bigint; name: string; tag?: string }>();
+
+// ---------------------------------------------------------------------------------------------------------
+// Sending exact bytes
+
+type Sent = { method: string; path: string; headers: [string, string][]; body?: Buffer; chunked?: boolean };
+type Received = { status: number; headers: http.IncomingHttpHeaders; text: string; bytes: Buffer };
+
+function describeSent(sent: Sent): string {
+  const body = sent.body === undefined ? '' : ` body(${sent.body.length} B${sent.chunked ? ', chunked' : ''}): ${JSON.stringify(sent.body.subarray(0, 240).toString('latin1'))}`;
+  const headers = sent.headers.map(([name, value]) => `${name}: ${value.length > 80 ? `${value.slice(0, 80)}…(${value.length})` : value}`).join(' | ');
+  return `${sent.method} ${sent.path.length > 200 ? `${sent.path.slice(0, 200)}…(${sent.path.length})` : sent.path} [${headers}]${body}`;
+}
+
+function describeReceived(received: Received): string {
+  return `→ ${received.status} ${received.headers['content-type'] ?? '(no content-type)'} ${received.text.slice(0, 200)}`;
+}
+
+/** Sends the request as given (path bytes, header order and duplicates kept); undefined if Node refuses to send it. */
+async function send(sent: Sent): Promise<Received | string | undefined> {
+  const flat = sent.headers.flatMap(([name, value]) => [name, value]);
+  let request: http.ClientRequest;
+  return new Promise((resolve) => {
+    try {
+      request = http.request(
+        { host: '127.0.0.1', port, method: sent.method, path: sent.path, headers: flat, setHost: false, agent: false, timeout: 15_000 },
+        (response) => {
+          const parts: Buffer[] = [];
+          response.on('data', (part: Buffer) => parts.push(part));
+          response.on('end', () => {
+            const bytes = Buffer.concat(parts);
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, text: bytes.toString('utf8'), bytes });
+          });
+          response.on('error', (error) => resolve(`the answer broke off: ${error.message}`));
+        },
+      );
+    } catch {
+      return resolve(undefined);
+    }
+    // Node's client hands the answer to a CONNECT to 'connect' (with the raw socket), not to the callback.
+    request.on('connect', (response: http.IncomingMessage, socket, head: Buffer) => {
+      const parts: Buffer[] = [head];
+      socket.on('data', (part: Buffer) => parts.push(part));
+      socket.on('end', () => {
+        const bytes = Buffer.concat(parts);
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: bytes.toString('utf8'), bytes });
+      });
+    });
+    request.on('timeout', () => request.destroy(new Error('no answer within 15 s')));
+    request.on('error', (error) => resolve(`no answer: ${error.message}`));
+    requestsSent++;
+    if (sent.body === undefined) request.end();
+    else if (sent.chunked) {
+      request.write(sent.body);
+      request.end();
+    } else request.end(sent.body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The contract's rules, as an oracle
+
+const codePoints = (text: string) => [...text].length;
+const isUtf8 = (bytes: Buffer) => {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const hasLoneSurrogate = (text: string) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+
+/** name/tag rules: 'either' when the text has a lone surrogate (not Unicode text; the contract is silent). */
+function textRule(value: string, max: number, notOnlyWhiteSpace: boolean): Expectation {
+  const ok = codePoints(value) >= 1 && codePoints(value) <= max && !/\p{Cc}/u.test(value) && (!notOnlyWhiteSpace || /\S/u.test(value));
+  if (!ok) return 'refused';
+  return hasLoneSurrogate(value) ? 'either' : 'ok';
+}
+
+const combine = (parts: Expectation[]): Expectation => (parts.includes('refused') ? 'refused' : parts.includes('either') ? 'either' : 'ok');
+
+/** Whether a plant read back from the store keeps the Plant rules. */
+function plantProblems(plant: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const keys = Object.keys(plant).sort();
+  if (!(keys.join() === 'id,name' || keys.join() === 'id,name,tag')) problems.push(`keys ${keys.join(',')}`);
+  if (typeof plant.id !== 'bigint' || plant.id < INT64_MIN || plant.id > INT64_MAX) problems.push(`id ${String(plant.id)}`);
+  const name = plant.name;
+  if (typeof name !== 'string' || textRule(name, 200, true) === 'refused' || hasLoneSurrogate(name)) problems.push(`name ${JSON.stringify(name)} (${typeof name === 'string' ? codePoints(name) : '?'} code points)`);
+  if ('tag' in plant) {
+    const tag = plant.tag;
+    if (typeof tag !== 'string' || textRule(tag, 100, false) === 'refused' || hasLoneSurrogate(tag)) problems.push(`tag ${JSON.stringify(tag)}`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Checks on every answer
+
+function resolvedPath(rawPath: string): string | undefined {
+  try {
+    return new URL(rawPath, 'http://x').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Under /api and answered by the REST surface (tRPC and the docs page keep their own formats). */
+function isRestPath(rawPath: string): boolean {
+  const path = resolvedPath(rawPath);
+  if (path === undefined) return false;
+  const underApi = path === '/api' || path.startsWith('/api/');
+  return underApi && !path.startsWith('/api/trpc') && !path.startsWith('/api/docs');
+}
+
+function checkCommon(sent: Sent, received: Received | string | undefined): received is Received {
+  if (received === undefined) return false;
+  const where = `${describeSent(sent)}\n    ${typeof received === 'string' ? received : describeReceived(received)}`;
+  if (typeof received === 'string') {
+    violation('no complete answer', where);
+    return false;
+  }
+  casesRun++;
+  statusCounts.set(String(received.status), (statusCounts.get(String(received.status)) ?? 0) + 1);
+  if (received.status >= 500) {
+    fiveHundreds++;
+    const host = sent.headers.find(([name]) => name.toLowerCase() === 'host')?.[1];
+    const cause = sent.method === 'TRACE' ? ' to TRACE' : host !== `127.0.0.1:${port}` ? ' with an odd Host header' : '';
+    violation(`${received.status} answer${cause}`, where);
+  }
+  if (received.status >= 300 && isRestPath(sent.path)) {
+    const mediaType = String(received.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (mediaType !== 'application/json') violation('error answer without Content-Type: application/json', where);
+    if (sent.method !== 'HEAD') {
+      let body: unknown;
+      try {
+        body = parseLossless(received.text);
+      } catch {
+        body = undefined;
+      }
+      const shaped =
+        typeof body === 'object' &&
+        body !== null &&
+        !Array.isArray(body) &&
+        Object.keys(body).sort().join() === 'error,message' &&
+        typeof (body as Json).error === 'bigint' &&
+        (body as { error: bigint }).error >= -INT32 &&
+        (body as { error: bigint }).error < INT32 &&
+        typeof (body as Json).message === 'string' &&
+        ((body as Json).message as string).trim() !== '';
+      if (!shaped) violation('error answer not exactly {error: int32, message: string}', where);
+      else {
+        try {
+          expectNoInternalDetail((body as { message: string }).message);
+        } catch {
+          violation('internal detail in an error message', where);
+        }
+        const value = Number((body as { error: bigint }).error);
+        if (Math.floor(value / 100) !== received.status) violation('error value that does not match the status', where);
+      }
+    } else if (received.bytes.length > 0) violation('HEAD answer with a body', where);
+  }
+  return true;
+}
+
+/** The plant id a DELETE path means by the server's rule (percent-decoded, decimal int64), if any. */
+function deletedId(rawPath: string): bigint | undefined {
+  const path = resolvedPath(rawPath);
+  const match = path === undefined ? null : /^\/api\/plants\/([^/]+)$/.exec(path);
+  if (!match) return undefined;
+  try {
+    const segment = decodeURIComponent(match[1]!);
+    return /^-?\d{1,20}$/.test(segment) ? BigInt(segment) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks a create's answer against what the oracle expects, and keeps what was acknowledged. */
+function checkCreate(sent: Sent, received: Received, expectation: Expectation, intended: { id: bigint; name: string; tag?: string } | undefined): void {
+  const where = `${describeSent(sent)}\n    ${describeReceived(received)}`;
+  if (received.status === 200) {
+    let body: unknown;
+    try {
+      body = parseLossless(received.text);
+    } catch {
+      body = undefined;
+    }
+    if (expectation === 'refused') violation('accepted (200) a create the contract refuses', where);
+    const plant = body as { id: bigint; name: string; tag?: string } | undefined;
+    if (!plant || typeof plant !== 'object' || typeof plant.id !== 'bigint') {
+      violation('200 to a create without a Plant body', where);
+      return;
+    }
+    const problems = plantProblems(plant as unknown as Record<string, unknown>);
+    if (problems.length > 0) violation('a create answered with a plant that breaks the Plant rules', `${where}\n    ${problems.join('; ')}`);
+    if (intended && JSON.stringify(plant, (_, value) => (typeof value === 'bigint' ? String(value) : value)) !== JSON.stringify(intended, (_, value) => (typeof value === 'bigint' ? String(value) : value))) {
+      violation('a create answered (and stored) a plant other than the one sent', `${where}\n    sent ${JSON.stringify(intended, (_, value) => (typeof value === 'bigint' ? String(value) : value))}`);
+    }
+    acknowledged.set(plant.id, plant);
+    return;
+  }
+  if (received.status >= 200 && received.status < 300) violation(`create answered ${received.status}`, where);
+  if (expectation === 'ok') {
+    const taken = intended !== undefined && acknowledged.has(intended.id) && received.status === 400 && /"error":40006\b/.test(received.text);
+    if (!taken) violation('refused a create the contract accepts', where);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Generators: JSON text built piece by piece, so numbers, escapes and bytes are exactly what is sent
+
+type Value = { text: string; validJson: boolean; asId: Expectation; id?: bigint; asText: (max: number, notOnlyWhiteSpace: boolean) => Expectation; string?: string };
+
+const notText = () => 'refused' as Expectation;
+
+const TEXT_PIECES = [
+  'a', 'Z', '7', ' ', 'é', 'e\u0301', '日本', 'ß', '🌵', '👩‍👩‍👧', '🏳️‍🌈', '\u202e', '\u200f', '\u200b', '\u2060', '\ufeff', '\u00a0', '\u3000', '\u2028',
+  '\u180e', '\ufffd', '\uffff', '"', '\\', '/', '<script>', "'; DROP TABLE Plant; --", '%00', '${x}', '{{x}}', '\ud83c\udf35',
+  '\u0000', '\u0007', '\n', '\t', '\r', '\u001b', '\u007f', '\u0085', '\u009f',
+  '\ud800', '\udfff', '\udbff', '\udc00',
+];
+
+/** A JS string as JSON text: escapes chosen per character; lone surrogates always as \\uXXXX escapes. */
+function jsonString(value: string, escapeAll: boolean, rawControls: boolean): { text: string; validJson: boolean } {
+  let out = '"';
+  let validJson = true;
+  for (const unit of value.split('')) {
+    const code = unit.charCodeAt(0);
+    const escaped = `\\u${code.toString(16).padStart(4, '0')}`;
+    if (unit === '"') out += '\\"';
+    else if (unit === '\\') out += '\\\\';
+    else if (code < 0x20) {
+      if (rawControls) {
+        out += unit;
+        validJson = false;
+      } else out += code === 10 ? '\\n' : code === 9 ? '\\t' : escaped;
+    } else if (code >= 0xd800 && code <= 0xdfff) out += escaped;
+    else if (escapeAll && code > 0x7e) out += escaped;
+    else out += unit;
+  }
+  return { text: `${out}"`, validJson };
+}
+
+// Recombine surrogate pairs that were split by split(''): a pair escaped as two \\u escapes is one code point.
+const textArbitrary = (lengths: number[]) =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.array(fc.constantFrom(...TEXT_PIECES), { minLength: 0, maxLength: 8 }).map((pieces) => pieces.join('')) },
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom('a', '🌵', 'é', '\u200b', ' ', '\ud800', '\u0301'), fc.constantFrom(...lengths)).map(([piece, count]) => piece.repeat(count)) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('a', '🌵'), fc.constantFrom(...lengths), fc.constantFrom('\ud800', '\udc00', '\u0000', ' ', '🌵')).map(([piece, count, last]) => piece.repeat(count - 1) + last) },
+    { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  );
+
+const stringValue = (lengths: number[]): fc.Arbitrary<Value> =>
+  fc.tuple(textArbitrary(lengths), fc.boolean(), fc.nat(20)).map(([value, escapeAll, roll]) => {
+    const rawControls = roll === 0;
+    const { text, validJson } = jsonString(value, escapeAll, rawControls);
+    return {
+      text,
+      validJson,
+      asId: 'refused' as Expectation,
+      asText: (max: number, notOnlyWhiteSpace: boolean) => textRule(value, max, notOnlyWhiteSpace),
+      string: value,
+    };
+  });
+
+const ID_EDGES = [0n, 1n, -1n, INT64_MAX, INT64_MIN, 2n ** 53n, 2n ** 53n + 1n, -(2n ** 53n) - 1n, 9007199254740993n];
+/** A few ids reused on purpose, so creates meet taken ids. */
+const REUSED_IDS = [4_242n, 4_243n, 4_244n];
+
+const idValue: fc.Arbitrary<Value> = fc.oneof(
+  { weight: 6, arbitrary: fc.oneof(fc.bigInt(INT64_MIN, INT64_MAX), fc.constantFrom(...ID_EDGES, ...REUSED_IDS)).map((id) => ({ text: String(id), validJson: true, asId: 'ok' as Expectation, id, asText: notText })) },
+  { weight: 1, arbitrary: fc.constant({ text: '-0', validJson: true, asId: 'ok' as Expectation, id: 0n, asText: notText }) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .constantFrom(
+        '9223372036854775808', '-9223372036854775809', '18446744073709551616', `1${'0'.repeat(400)}`, `-${'9'.repeat(30)}`,
+        '1e400', '1E2', '1e0', '1.0', '1.5', '-0.0', '0.1e1', '-1.5e3', '5e-324', '1e-400', '9007199254740993.0', '1e19',
+        '"7"', '"9223372036854775807"', 'true', 'false', 'null', '[]', '[7]', '{}', '{"$numberLong": "7"}', '""',
+      )
+      .map((text) => ({ text, validJson: true, asId: 'refused' as Expectation, asText: notText })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('NaN', 'Infinity', '-Infinity', '0x10', '+1', '01', '-01', '.5', '1.', '--1', '1e', '1_000', '7n', "'7'", 'undefined')
+      .map((text) => ({ text, validJson: false, asId: 'refused' as Expectation, asText: notText })),
+  },
+);
+
+const otherValue: fc.Arbitrary<Value> = fc
+  .constantFrom('null', 'true', '0', '3.5', '[]', '["x"]', '{}', '{"x": 1}', `[${'['.repeat(50)}${']'.repeat(50)}]`)
+  .map((text) => ({ text, validJson: true, asId: 'refused' as Expectation, asText: notText }));
+
+const nameValue = fc.oneof({ weight: 5, arbitrary: stringValue([1, 199, 200, 201, 250]) }, { weight: 1, arbitrary: otherValue });
+const tagValue = fc.oneof({ weight: 5, arbitrary: stringValue([1, 99, 100, 101]) }, { weight: 1, arbitrary: otherValue });
+
+/** Ways to write a key: the plain name, or escapes that mean the same key. */
+const keyText = (key: string, variant: number): string => {
+  if (variant === 1 && key.length > 1) return `"${key[0]}\\u${key.charCodeAt(1).toString(16).padStart(4, '0')}${key.slice(2)}"`;
+  if (variant === 2) return `"${key.split('').map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"`;
+  return JSON.stringify(key);
+};
+
+const UNKNOWN_KEYS = ['ownerId', 'owner', 'createdAt', 'userId', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'ID', 'Name', 'name ', ' id', '', 'tag\u0000', 'n\u0430me', 'nam\u0065\u0301', 'id\ud800'];
+
+type BodyCase = { bytes: Buffer; expectation: Expectation; intended?: { id: bigint; name: string; tag?: string }; note: string };
+
+const whiteSpace = fc.constantFrom('', '', ' ', '\n', '\t', '\r\n', '  ');
+
+const bodyCase: fc.Arbitrary<BodyCase> = fc
+  .record({
+    id: fc.option(idValue, { freq: 8 }),
+    name: fc.option(nameValue, { freq: 8 }),
+    tag: fc.option(tagValue, { freq: 2 }),
+    unknown: fc.array(fc.tuple(fc.constantFrom(...UNKNOWN_KEYS), fc.oneof(otherValue, stringValue([1]))), { maxLength: 2 }),
+    duplicate: fc.option(fc.constantFrom('id', 'name', 'tag'), { freq: 10 }),
+    keyVariants: fc.array(fc.nat(6), { minLength: 3, maxLength: 3 }),
+    order: fc.nat(5),
+    spaces: fc.array(whiteSpace, { minLength: 8, maxLength: 8 }),
+    shape: fc.oneof(
+      { weight: 14, arbitrary: fc.constant('object' as const) },
+      { weight: 1, arbitrary: fc.constantFrom('array', 'string', 'number', 'null', 'empty', 'truncated', 'trailing', 'two values', 'deep') },
+      { weight: 1, arbitrary: fc.constantFrom('bom', 'invalid utf-8', 'utf-16', 'oversize', 'nul byte', 'latin-1') },
+    ),
+    badBytes: fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]),
+  })
+  .map((spec): BodyCase => {
+    const entries: { key: string; text: string; value?: Value }[] = [];
+    const fields: ['id' | 'name' | 'tag', Value | null][] = [['id', spec.id], ['name', spec.name], ['tag', spec.tag]];
+    fields.forEach(([key, value], index) => {
+      if (value) entries.push({ key, text: keyText(key, spec.keyVariants[index]!), value });
+    });
+    for (const [key, value] of spec.unknown) entries.push({ key, text: JSON.stringify(key), value });
+    if (spec.duplicate) {
+      const existing = entries.find((entry) => entry.key === spec.duplicate);
+      if (existing) entries.push({ ...existing });
+    }
+    // A few orders: as built, reversed, rotated.
+    if (spec.order === 1) entries.reverse();
+    if (spec.order === 2 && entries.length > 1) entries.push(entries.shift()!);
+    const s = spec.spaces;
+    const members = entries.map((entry, index) => `${s[index % 8]}${entry.text}${s[(index + 1) % 8]}:${s[(index + 2) % 8]}${entry.value!.text}`);
+    const objectText = `${s[0]}{${members.join(',')}${s[3]}}${s[4]}`;
+
+    const keys = entries.map((entry) => entry.key);
+    const validJson = entries.every((entry) => entry.value!.validJson);
+    const parts: Expectation[] = [validJson ? 'ok' : 'refused'];
+    if (new Set(keys).size !== keys.length) parts.push('refused');
+    if (keys.some((key) => !['id', 'name', 'tag'].includes(key))) parts.push('refused');
+    parts.push(spec.id ? spec.id.asId : 'refused');
+    parts.push(spec.name ? spec.name.asText(200, true) : 'refused');
+    if (spec.tag) parts.push(spec.tag.asText(100, false));
+    let expectation = combine(parts);
+    const intended =
+      spec.id?.id !== undefined && spec.name?.string !== undefined
+        ? { id: spec.id.id, name: spec.name.string, ...(spec.tag?.string !== undefined ? { tag: spec.tag.string } : {}) }
+        : undefined;
+
+    let bytes = Buffer.from(objectText, 'utf8');
+    switch (spec.shape) {
+      case 'object':
+        break;
+      case 'array':
+        bytes = Buffer.from(`[${objectText}]`);
+        expectation = 'refused';
+        break;
+      case 'string':
+        bytes = Buffer.from(JSON.stringify(objectText));
+        expectation = 'refused';
+        break;
+      case 'number':
+        bytes = Buffer.from('9223372036854775807');
+        expectation = 'refused';
+        break;
+      case 'null':
+        bytes = Buffer.from('null');
+        expectation = 'refused';
+        break;
+      case 'empty':
+        bytes = Buffer.alloc(0);
+        expectation = 'refused';
+        break;
+      case 'truncated':
+        bytes = Buffer.from(objectText.trimEnd().slice(0, -1));
+        expectation = 'refused';
+        break;
+      case 'trailing':
+        bytes = Buffer.from(`${objectText}}`);
+        expectation = 'refused';
+        break;
+      case 'two values':
+        bytes = Buffer.from(`${objectText} {}`);
+        expectation = 'refused';
+        break;
+      case 'deep':
+        bytes = Buffer.from(`{"id": 1, "name": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
+        expectation = 'refused';
+        break;
+      case 'bom':
+        // RFC 8259 lets a parser ignore a BOM: accepting or refusing are both fine, storing garbage is not.
+        bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
+        if (expectation === 'ok') expectation = 'either';
+        break;
+      case 'invalid utf-8': {
+        // Inside the name's string when there is one, else anywhere.
+        const at = bytes.indexOf('"', Math.max(0, bytes.indexOf('name') + 6));
+        const position = at > 0 ? at + 1 : Math.floor(bytes.length / 2);
+        bytes = Buffer.concat([bytes.subarray(0, position), Buffer.from(spec.badBytes), bytes.subarray(position)]);
+        expectation = 'refused';
+        break;
+      }
+      case 'utf-16':
+        bytes = Buffer.from(objectText, 'utf16le');
+        expectation = 'refused';
+        break;
+      case 'oversize':
+        bytes = Buffer.from(`${objectText}${' '.repeat(BODY_LIMIT + 1 - bytes.length)}`);
+        expectation = 'refused';
+        break;
+      case 'nul byte':
+        bytes = Buffer.concat([bytes, Buffer.from([0])]);
+        expectation = 'refused';
+        break;
+      case 'latin-1': {
+        const latin = Buffer.from(objectText, 'latin1');
+        // Identical bytes when the text is ASCII; otherwise not UTF-8 any more.
+        if (!latin.equals(bytes)) expectation = 'refused';
+        bytes = latin;
+        break;
+      }
+    }
+    if (bytes.length > BODY_LIMIT) expectation = 'refused';
+    // Bytes that are not UTF-8 are refused; a mutation meant to break UTF-8 that happens not to is left open.
+    if (!isUtf8(bytes)) expectation = 'refused';
+    else if (spec.shape === 'invalid utf-8') expectation = 'either';
+    else if (spec.shape === 'latin-1' && !bytes.equals(Buffer.from(objectText, 'utf8'))) expectation = 'either';
+    return { bytes, expectation, intended: expectation === 'refused' ? undefined : intended, note: spec.shape };
+  });
+
+// ---------------------------------------------------------------------------------------------------------
+// Headers
+
+const CONTENT_TYPES: [string | null, Expectation][] = [
+  ['application/json', 'ok'],
+  ['application/json; charset=utf-8', 'ok'],
+  ['application/json;charset=UTF-8', 'ok'],
+  ['Application/JSON', 'ok'],
+  ['application/json; charset="utf-8"', 'ok'],
+  ['application/json ; charset=utf8', 'ok'],
+  ['application/json; foo=bar', 'ok'],
+  ['application/json; CHARSET=UTF-8', 'ok'],
+  ['application/json; charset=', 'either'],
+  ['application/json; charset=latin1', 'refused'],
+  ['application/json; charset=utf-16', 'refused'],
+  ['application/json, text/plain', 'refused'],
+  ['application/jsonx', 'refused'],
+  ['text/json', 'either'],
+  ['application/problem+json', 'either'],
+  ['application/merge-patch+json', 'either'],
+  ['text/plain', 'refused'],
+  ['application/x-www-form-urlencoded', 'refused'],
+  ['multipart/form-data; boundary=x', 'refused'],
+  ['*/*', 'refused'],
+  ['', 'refused'],
+  [null, 'refused'],
+  [`application/json; x=${'y'.repeat(3_000)}`, 'ok'],
+];
+
+type AuthCase = { headers: [string, string][]; expectation: Expectation; token: 'admin' | 'member' | 'none' };
+
+const authCase = (): fc.Arbitrary<AuthCase> =>
+  fc.constantFrom<() => AuthCase>(
+    () => ({ headers: [['Authorization', `Bearer ${server.adminToken}`]], expectation: 'ok', token: 'admin' }),
+    () => ({ headers: [['Authorization', `Bearer ${memberToken}`]], expectation: 'ok', token: 'member' }),
+    () => ({ headers: [['authorization', `bearer ${memberToken}`]], expectation: 'ok', token: 'member' }),
+    () => ({ headers: [['AUTHORIZATION', `BEARER   ${server.adminToken}`]], expectation: 'ok', token: 'admin' }),
+    () => ({ headers: [], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', '']], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', 'Bearer']], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', 'Bearer ']], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${server.adminToken} extra`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${server.adminToken}x`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${server.adminToken.toUpperCase()}`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Basic ${Buffer.from(`admin:${server.adminToken}`).toString('base64')}`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', server.adminToken]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${'a'.repeat(5_000)}`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer pst_${'\u00e9'.repeat(43)}`]], expectation: 'refused', token: 'none' }),
+    // Two Authorization fields: with two different tokens neither may win.
+    () => ({ headers: [['Authorization', `Bearer ${server.adminToken}`], ['Authorization', `Bearer ${memberToken}`]], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${memberToken}`], ['Authorization', 'Bearer pst_invalid']], expectation: 'refused', token: 'none' }),
+    () => ({ headers: [['Authorization', `Bearer ${memberToken}`], ['Authorization', `Bearer ${memberToken}`]], expectation: 'either', token: 'member' }),
+  ).map((make) => make());
+
+const EXTRA_HEADERS: [string, string][] = [
+  // One long header at a time stays under Node's 16 KiB header limit (that limit has its own test below).
+  ['X-Filler', 'x'.repeat(5_000)],
+  ['X-Forwarded-For', '1.2.3.4, <script>, ::1'],
+  ['Origin', 'http://evil.example'],
+  ['Accept', 'text/html'],
+  ['Accept', 'application/xml;q=1, */*;q=0'],
+  ['Accept-Encoding', 'gzip, br'],
+  ['Accept-Charset', 'latin1'],
+  ['Cookie', 'token=pst_x; session=1'],
+  ['X-HTTP-Method-Override', 'DELETE'],
+  ['X-Original-URL', '/api/plants/1'],
+  ['X-Rewrite-URL', '/api/health'],
+  ['Forwarded', 'for=1.2.3.4;host=evil.example;proto=https'],
+  ['X-Forwarded-Host', 'evil.example'],
+  ['Range', 'bytes=0-1'],
+  ['If-None-Match', '*'],
+  ['Content-Encoding', 'gzip'],
+  ['Connection', 'close'],
+  ['TE', 'trailers'],
+  ['X-Latin-1', 'caf\u00e9 \u00ff'],
+];
+
+/** Host header values: the ordinary ones must work; odd ones must not fail the server nor change the route. */
+const hostValue = () =>
+  fc.constantFrom<[() => string, Expectation]>(
+    [() => `127.0.0.1:${port}`, 'ok'],
+    [() => `localhost:${port}`, 'ok'],
+    [() => 'LOCALHOST', 'ok'],
+    [() => 'plants.example:443', 'ok'],
+    [() => '[::1]:80', 'ok'],
+    [() => 'a@b', 'either'],
+    [() => 'user:pw@127.0.0.1', 'either'],
+    [() => '127.0.0.1:99999', 'either'],
+    [() => '[::1', 'either'],
+    [() => 'x y', 'either'],
+    [() => '', 'either'],
+    [() => 'x/y', 'either'],
+    [() => 'x?y', 'either'],
+    [() => 'x#y', 'either'],
+    [() => '%41', 'either'],
+    [() => 'a\\b', 'either'],
+  );
+
+// ---------------------------------------------------------------------------------------------------------
+// Paths and queries
+
+const ID_SPELLINGS = fc.oneof(
+  { weight: 3, arbitrary: fc.oneof(fc.bigInt(INT64_MIN, INT64_MAX), fc.constantFrom(...ID_EDGES, ...REUSED_IDS)).map(String) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '%2F', '..', '.', '%2e%2e', '%2E', '%00', '%', '%zz', '%C0%AF', '%ED%A0%80', '%E2%80%AE1', '%EF%BC%91', '%D9%A1', '%F0%9F%8C%B5',
+      '%31', '%2D1', '%2B1', '+1', '-0', '00001', '1e3', '1.0', '0x10', '%201', '1%20', '1;x', '1,2', '1%2C2', '[1]', '{1}', 'null', 'true',
+      '9223372036854775808', '-9223372036854775809', '9'.repeat(21), '1'.repeat(2_000), '9'.repeat(8_000), '',
+      '1/', '1//', '1/..', '1/../2', '..%2F..%2Fhealth', '%2e%2e%2fhealth', '1%2F2', '1?x=1', '1#frag', '1%23', '1%3F', '%7B1%7D', '~1',
+    ),
+  },
+);
+
+const PATHS = (id: string): string[] => [
+  '/api/plants',
+  `/api/plants/${id}`,
+  `/api/plants/${id}/`,
+  `/api//plants/${id}`,
+  `/api/plants//${id}`,
+  `/api/plants/${id}/x`,
+  '/api/plants/',
+  '//api/plants',
+  '/api/health',
+  '/api/health/',
+  '/api/openapi.json',
+  '/api/openapi.json/..',
+  '/api',
+  '/api/',
+  '/api/nope',
+  '/api/plants/../health',
+  '/api/plants/../../api/plants',
+  '/api/docs/../plants',
+  '/api/trpc/../plants',
+  '/api/%70lants',
+  '/api/plants%2F1',
+  '/api/plants;x=1',
+  '/api/PLANTS',
+  // Long, but with the id under Node's 16 KiB header limit (which has its own test).
+  `/api/plants/${id}?${'a'.repeat(4_000)}=1`,
+];
+
+const queryValue = fc.oneof(
+  fc.integer({ min: -5, max: 1_005 }).map(String),
+  fc.bigInt(INT64_MIN - 5n, INT64_MAX + 5n).map(String),
+  fc.constantFrom('', 'abc', '1.5', '1e2', '%31', '+1', '%2B1', ' 1', '1 ', '0x10', '１', '%EF%BC%91', '1%00', 'null', '[]', '-0', '00100', '9'.repeat(40), '%', '%zz', '100;1'),
+);
+
+const queryArbitrary = fc
+  .record({
+    limit: fc.option(queryValue, { freq: 2 }),
+    after: fc.option(queryValue, { freq: 2 }),
+    repeat: fc.option(fc.constantFrom('limit', 'after'), { freq: 6 }),
+    extra: fc.option(fc.constantFrom('x=1', 'limit[]=1', 'after[]=2', 'LIMIT=5', '__proto__=1', 'constructor=1', 'a=%ZZ', '&&&', '=', 'limit', 'after'), { freq: 3 }),
+  })
+  .map(({ limit, after, repeat, extra }) => {
+    const parts: string[] = [];
+    if (limit !== null) parts.push(`limit=${limit}`);
+    if (after !== null) parts.push(`after=${after}`);
+    if (repeat === 'limit') parts.push('limit=2');
+    if (repeat === 'after') parts.push('after=1');
+    if (extra !== null) parts.push(extra);
+    return parts.join('&');
+  });
+
+/** The contract's rule for a list query: 'ok' when limit and after are absent or valid and given once. */
+function queryRule(query: string): Expectation {
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(query);
+  } catch {
+    return 'either';
+  }
+  if (/%(?![0-9A-Fa-f]{2})/.test(query)) return 'either';
+  const limits = params.getAll('limit');
+  const afters = params.getAll('after');
+  if (limits.length > 1 || afters.length > 1) return 'refused';
+  const decimal = /^-?\d{1,20}$/;
+  if (limits.length === 1 && !(decimal.test(limits[0]!) && Number(limits[0]) >= 1 && Number(limits[0]) <= 1_000)) return 'refused';
+  if (afters.length === 1 && !(decimal.test(afters[0]!) && BigInt(afters[0]!) >= INT64_MIN && BigInt(afters[0]!) <= INT64_MAX)) return 'refused';
+  return 'ok';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+let document: { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content: Record<string, { schema: Json }> } }>> };
+
+beforeAll(async () => {
+  memberToken = (await server.createToken('fuzz-member', 'member')).token;
+  port = Number(new URL(server.baseUrl).port);
+  const response = await fetch(`${server.baseUrl}/api/openapi.json`);
+  document = (await response.json()) as typeof document;
+  console.log(`[fuzz] seed ${SEED} (FUZZ_SEED=${SEED} replays this run)`);
+});
+
+afterAll(() => {
+  const statuses = [...statusCounts].sort().map(([status, count]) => `${count} × ${status}`).join(', ');
+  console.log(`[fuzz] ${casesRun} cases answered (${requestsSent} requests sent), ${fiveHundreds} 5xx; statuses: ${statuses}`);
+  if (violations.size > 0) console.log(`[fuzz] violations:\n${summary().join('\n')}`);
+});
+
+function summary(): string[] {
+  return [...violations].map(([kind, { count, example }]) => `- ${kind}: ${count} ×, e.g.\n    ${example}`);
+}
+
+/** Expects no violation of the kinds a property added since `before`. */
+function expectNoNewViolations(before: Map<string, number>): void {
+  const added = [...violations].filter(([kind, { count }]) => count > (before.get(kind) ?? 0)).map(([kind, { count, example }]) => `- ${kind}: ${count - (before.get(kind) ?? 0)} ×, e.g.\n    ${example}`);
+  expect(added, `seed ${SEED}`).toEqual([]);
+}
+
+const snapshot = () => new Map([...violations].map(([kind, { count }]) => [kind, count]));
+
+async function runProperty<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns: number, body: (value: T) => Promise<void>): Promise<void> {
+  const before = casesRun;
+  const startedAt = Date.now();
+  await fc.assert(
+    fc.asyncProperty(arbitrary, async (value) => {
+      await body(value);
+    }),
+    { numRuns, seed: SEED, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false, endOnFailure: true },
+  );
+  console.log(`[fuzz] ${name}: ${casesRun - before} cases in ${Date.now() - startedAt} ms`);
+}
+
+describe('generated from the OpenAPI document', () => {
+  it('has the operations and the NewPlant body the generators are built on', () => {
+    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'POST /plants']);
+    const schema = inlineRefs(document, document.paths['/plants']!.post!.requestBody!.content['application/json']!.schema) as {
+      properties: Record<string, { type: string; format?: string; maxLength?: number }>;
+      required: string[];
+      additionalProperties: boolean;
+    };
+    // The generators mutate exactly these fields and rules; if the document changes, they must too.
+    expect(Object.keys(schema.properties).sort()).toEqual(['id', 'name', 'tag']);
+    expect(schema.required.sort()).toEqual(['id', 'name']);
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(schema.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
+    expect(schema.properties.tag).toMatchObject({ type: 'string', maxLength: 100 });
+    const listParameters = (document.paths['/plants']!.get!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`).sort();
+    expect(listParameters).toEqual(['query:after', 'query:limit']);
+    expect((document.paths['/plants/{id}']!.delete!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['path:id']);
+  });
+});
+
+describe('hostile input', () => {
+  it('create bodies: mutated NewPlant documents (types, numbers, unicode, keys, bytes)', { timeout: 90_000 }, async () => {
+    const before = snapshot();
+    await runProperty('create bodies', bodyCase, 450, async (body) => {
+      const sent: Sent = {
+        method: 'POST',
+        path: '/api/plants',
+        headers: [['Host', `127.0.0.1:${port}`], ['Authorization', `Bearer ${server.adminToken}`], ['Content-Type', 'application/json']],
+        body: body.bytes,
+      };
+      const received = await send(sent);
+      if (checkCommon(sent, received)) checkCreate(sent, received, body.expectation, body.intended);
+    });
+    expectNoNewViolations(before);
+  });
+
+  it('request lines: methods × paths × queries (path tricks, encodings, long ids)', { timeout: 90_000 }, async () => {
+    const before = snapshot();
+    const requestLine = fc.record({
+      method: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'),
+      id: ID_SPELLINGS,
+      pathIndex: fc.nat(PATHS('1').length - 1),
+      query: fc.option(queryArbitrary, { freq: 2 }),
+      token: fc.constantFrom('admin', 'member'),
+    });
+    await runProperty('request lines', requestLine, 450, async ({ method, id, pathIndex, query, token }) => {
+      let path = PATHS(id)[pathIndex]!;
+      if (query !== null) path += `${path.includes('?') ? '&' : '?'}${query}`;
+      const withBody = method === 'POST' || method === 'PUT' || method === 'PATCH';
+      const sent: Sent = {
+        method,
+        path,
+        headers: [
+          ['Host', `127.0.0.1:${port}`],
+          ['Authorization', `Bearer ${token === 'admin' ? server.adminToken : memberToken}`],
+          ...(withBody ? ([['Content-Type', 'application/json']] as [string, string][]) : []),
+        ],
+        body: withBody ? Buffer.from(`{"id": ${4_300n + BigInt(pathIndex)}, "name": "line"}`) : undefined,
+      };
+      const received = await send(sent);
+      if (!checkCommon(sent, received)) return;
+      const where = `${describeSent(sent)}\n    ${describeReceived(received)}`;
+      const resolved = resolvedPath(path);
+      const sentQuery = path.includes('?') ? path.slice(path.indexOf('?') + 1).split('#')[0]! : '';
+      if (method === 'GET' && resolved === '/api/plants' && received.status === 200) {
+        let plants: unknown;
+        try {
+          plants = parseLossless(received.text);
+        } catch {
+          plants = undefined;
+        }
+        if (!Array.isArray(plants)) violation('a list answered 200 without an array', where);
+        else {
+          for (const plant of plants) if (plantProblems(plant as Record<string, unknown>).length > 0) violation('a list holds a plant that breaks the Plant rules', where);
+          const ids = plants.map((plant: { id: bigint }) => plant.id);
+          if (!ids.every((value, index) => index === 0 || ids[index - 1]! < value)) violation('a list not in ascending id order', where);
+        }
+        if (queryRule(sentQuery) === 'refused') violation('a list query the contract refuses answered 200', where);
+      }
+      if (method === 'GET' && resolved === '/api/plants' && received.status === 400 && queryRule(sentQuery) === 'ok' && path.startsWith('/api/plants?')) {
+        violation('a valid list query refused', where);
+      }
+      if (method === 'DELETE' && received.status === 204) {
+        const deleted = deletedId(path);
+        if (deleted === undefined) violation('a delete answered 204 for a path that names no int64 id', where);
+        else acknowledged.delete(deleted);
+      }
+      if (withBody && received.status === 200) {
+        try {
+          const plant = parseLossless(received.text) as { id: bigint; name: string };
+          acknowledged.set(plant.id, plant);
+        } catch {
+          violation('200 without JSON', where);
+        }
+      }
+    });
+    expectNoNewViolations(before);
+  });
+
+  it('headers: Content-Type, Authorization (missing, duplicate, odd), long and odd headers, Host', { timeout: 90_000 }, async () => {
+    const before = snapshot();
+    let nextId = 5_000_000n;
+    const headerCase = fc.record({
+      operation: fc.constantFrom('create', 'list', 'delete'),
+      contentType: fc.constantFrom(...CONTENT_TYPES),
+      auth: authCase(),
+      extra: fc.subarray(EXTRA_HEADERS, { maxLength: 3 }),
+      host: fc.option(hostValue(), { freq: 3 }),
+      chunked: fc.boolean(),
+    });
+    await runProperty('headers', headerCase, 350, async ({ operation, contentType, auth, extra, host, chunked }) => {
+      const id = nextId++;
+      const [hostText, hostExpectation] = host === null ? [`127.0.0.1:${port}`, 'ok' as Expectation] : [host[0](), host[1]];
+      const headers: [string, string][] = [['Host', hostText], ...auth.headers, ...extra];
+      let sent: Sent;
+      // An odd Host may reroute the request (see the test of that below): then only the invariants hold.
+      let expectation = hostExpectation === 'either' ? 'either' : auth.expectation;
+      const transformsBody = extra.some(([name]) => name === 'Content-Encoding');
+      if (operation === 'create') {
+        if (contentType[0] !== null) headers.push(['Content-Type', contentType[0]]);
+        expectation = combine([expectation, contentType[1], transformsBody ? 'either' : 'ok']);
+        sent = { method: 'POST', path: '/api/plants', headers, body: Buffer.from(`{"id": ${id}, "name": "header ${id}"}`), chunked };
+      } else if (operation === 'list') {
+        sent = { method: 'GET', path: '/api/plants?limit=3', headers };
+      } else {
+        sent = { method: 'DELETE', path: `/api/plants/${id}`, headers };
+      }
+      const received = await send(sent);
+      if (!checkCommon(sent, received)) return;
+      const where = `${describeSent(sent)}\n    ${describeReceived(received)}`;
+      if (operation === 'create') checkCreate(sent, received, expectation, { id, name: `header ${id}` });
+      else if (operation === 'list') {
+        if (expectation === 'ok' && received.status !== 200) violation('a list with valid headers refused', where);
+        if (expectation === 'refused' && received.status === 200) violation('a list with invalid credentials answered 200', where);
+      } else {
+        // Nothing has this id: a valid request is 404 (40401), an unauthenticated one 401; never 204.
+        if (received.status === 204) violation('a delete of a missing id answered 204', where);
+        if (expectation === 'ok' && received.status !== 404) violation('a delete with valid headers not answered 404 for a missing id', where);
+        if (expectation === 'refused' && received.status !== 401) violation('a delete with invalid credentials not answered 401', where);
+      }
+    });
+    expectNoNewViolations(before);
+  });
+});
+
+/** Every plant in the server's SQLite file, read directly: text as raw bytes, so invalid UTF-8 shows. */
+function storedPlants(): { id: bigint; name: Buffer; tag: Buffer | null }[] {
+  const database = new Database(server.databaseFile, { readonly: true });
+  try {
+    return database.prepare('SELECT "id", CAST("name" AS BLOB) AS "name", CAST("tag" AS BLOB) AS "tag" FROM "Plant"').safeIntegers(true).all() as {
+      id: bigint;
+      name: Buffer;
+      tag: Buffer | null;
+    }[];
+  } finally {
+    database.close();
+  }
+}
+
+describe('hostile input, by hand', () => {
+  const post = (body: string | Buffer, headers: [string, string][] = []) =>
+    send({
+      method: 'POST',
+      path: '/api/plants',
+      headers: [['Host', `127.0.0.1:${port}`], ['Authorization', `Bearer ${server.adminToken}`], ['Content-Type', 'application/json'], ...headers],
+      body: Buffer.isBuffer(body) ? body : Buffer.from(body),
+    });
+
+  it.each([
+    ['a name of 199 letters and a lone high surrogate (200 UTF-16 code points by JS count)', 950_001n, `${'a'.repeat(199)}\\ud800`, 'name'],
+    ['a name of 150 letters and 50 lone surrogates', 950_002n, `${'a'.repeat(150)}${'\\udc00'.repeat(50)}`, 'name'],
+    ['a tag of one lone surrogate', 950_003n, '\\ud800', 'tag'],
+  ])('never stores %s changed: it is refused (400) or kept exactly', async (_, id, escaped, field) => {
+    const body = field === 'name' ? `{"id": ${id}, "name": "${escaped}"}` : `{"id": ${id}, "name": "surrogate", "tag": "${escaped}"}`;
+    const received = await post(body);
+    expect(typeof received === 'object' && received !== null, String(received)).toBe(true);
+    const answer = received as Received;
+    const sentValue = JSON.parse(`"${escaped}"`) as string;
+    if (answer.status === 200) {
+      const plant = parseLossless(answer.text) as Record<string, string>;
+      acknowledged.set(id, plant as unknown as { id: bigint; name: string });
+      expect(plant[field], `the ${field} answered (and stored) for ${body.slice(0, 80)}…`).toBe(sentValue);
+    } else {
+      expect(answer.status, answer.text).toBe(400);
+      expect(storedPlants().some((plant) => plant.id === id), `plant ${id} is stored although its create was answered ${answer.status} ${answer.text}`).toBe(false);
+    }
+  });
+
+  // Refusals Node's HTTP layer makes before the app sees the request: still failures under /api.
+  it.each([
+    ['a header section beyond 16 KiB', [['X-Filler', 'x'.repeat(20_000)]]],
+    ['an Expect header other than 100-continue', [['Expect', 'x-unknown']]],
+    ['a Transfer-Encoding that does not end in chunked', [['Transfer-Encoding', 'gzip']]],
+    ['a raw non-ASCII byte in the path', [], '/api/plants/1\u00e9'],
+  ] as [string, [string, string][], string?][])('answers %s with a JSON error body, not a bare status line', async (_, extra, path = '/api/plants') => {
+    const received = await send({
+      method: 'POST',
+      path,
+      headers: [['Host', `127.0.0.1:${port}`], ['Authorization', `Bearer ${server.adminToken}`], ['Content-Type', 'application/json'], ...extra],
+      body: Buffer.from('{"id": 970001, "name": "framing"}'),
+    });
+    expect(typeof received === 'object' && received !== null, String(received)).toBe(true);
+    const answer = received as Received;
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    expect(String(answer.headers['content-type'] ?? '(none)'), describeReceived(answer)).toMatch(/^application\/json/);
+    expect(Object.keys(parseLossless(answer.text || 'null') ?? {}).sort(), describeReceived(answer)).toEqual(['error', 'message']);
+  });
+
+  it.each([
+    ['GET', '/api/plants?constructor=1', 200],
+    ['GET', '/api/plants?__proto__=1&limit=1', 200],
+    ['GET', '/api/plants?toString=x', 200],
+    ['DELETE', '/api/plants/970002?valueOf=1', 404],
+    ['DELETE', '/api/plants/970003?hasOwnProperty=1', 404],
+  ] as [string, string, number][])('ignores an unknown query parameter named after an Object property: %s %s → %i', async (method, path, status) => {
+    const received = (await send({ method, path, headers: [['Host', `127.0.0.1:${port}`], ['Authorization', `Bearer ${server.adminToken}`]] })) as Received;
+    expect(received.status, `${method} ${path} ${describeReceived(received)}`).toBe(status);
+  });
+
+  it.each(['TRACE', 'CONNECT'])('answers %s /api/plants with 405 (error 40500) and Allow, not a 5xx', async (method) => {
+    const received = await send({ method, path: '/api/plants', headers: [['Host', `127.0.0.1:${port}`], ['Authorization', `Bearer ${server.adminToken}`]] });
+    expect(typeof received === 'object' && received !== null, String(received)).toBe(true);
+    const answer = received as Received;
+    expect(answer.status, describeReceived(answer)).toBe(405);
+    expect(answer.headers.allow, 'Allow').toBeDefined();
+    expect(parseLossless(answer.text)).toMatchObject({ error: 40500n });
+  });
+
+  it('answers a method HTTP parsing does not know (TRACK) with 400 (error 40010), not a 5xx', async () => {
+    const received = await send({ method: 'TRACK', path: '/api/plants', headers: [['Host', `127.0.0.1:${port}`]] });
+    const answer = received as Received;
+    expect(answer.status, describeReceived(answer)).toBe(400);
+    expect(parseLossless(answer.text)).toMatchObject({ error: 40010n });
+  });
+
+  it.each(['a@b', 'user:pw@127.0.0.1', '127.0.0.1:99999', '[::1', 'x y'])('answers a malformed Host header (%s) with a 4xx JSON error, not a 5xx', async (host) => {
+    const received = await send({ method: 'GET', path: '/api/plants', headers: [['Host', host], ['Authorization', `Bearer ${server.adminToken}`]] });
+    const answer = received as Received;
+    expect(answer.status, describeReceived(answer)).toBeLessThan(500);
+  });
+
+  it('routes by the request line alone: a Host header cannot turn DELETE /api/health into a delete of a plant', async () => {
+    const id = 960_001n;
+    expect(((await post(`{"id": ${id}, "name": "host victim"}`)) as Received).status).toBe(200);
+    acknowledged.set(id, { id, name: 'host victim' });
+    const received = (await send({
+      method: 'DELETE',
+      path: '/api/health',
+      headers: [['Host', `127.0.0.1:${port}/api/plants/${id}#`], ['Authorization', `Bearer ${server.adminToken}`]],
+    })) as Received;
+    const listed = await server.admin.get(`/api/plants?after=${id - 1n}&limit=1`);
+    expect(listed.json.map((plant: { id: bigint }) => plant.id), 'the plant is still there').toEqual([id]);
+    // Such a Host is no host name: refused outright (400, error 40010), before any routing.
+    expect(received.status, `DELETE /api/health with Host: …/api/plants/${id}# ${describeReceived(received)}`).toBe(400);
+    expect(parseLossless(received.text)).toMatchObject({ error: 40010n });
+  });
+});
+
+describe('after the run', () => {
+  it('stores only plants that keep the Plant rules, each exactly as its create was answered (read from the SQLite file)', () => {
+    const rows = storedPlants();
+    const decode = (bytes: Buffer) => (isUtf8(bytes) ? bytes.toString('utf8') : undefined);
+    const broken: string[] = [];
+    const unacknowledged: string[] = [];
+    const changed: string[] = [];
+    for (const row of rows) {
+      const name = decode(row.name);
+      const tag = row.tag === null ? undefined : decode(row.tag);
+      if (name === undefined || (row.tag !== null && tag === undefined)) {
+        const field = name === undefined ? 'name' : 'tag';
+        const bytes = name === undefined ? row.name : row.tag!;
+        broken.push(`${row.id}: a ${field} that is not UTF-8 (${bytes.length} bytes, ending ${bytes.subarray(-8).toString('hex')})`);
+        continue;
+      }
+      const plant = { id: row.id, name, ...(tag === undefined ? {} : { tag }) };
+      const problems = plantProblems(plant);
+      if (problems.length > 0) broken.push(`${row.id}: ${problems.join('; ')}`);
+      const answered = acknowledged.get(row.id);
+      if (!answered) unacknowledged.push(String(row.id));
+      else if (answered.name !== name || answered.tag !== tag) changed.push(String(row.id));
+    }
+    console.log(`[fuzz] ${rows.length} plants stored after the run; ${broken.length} break the Plant rules; ${unacknowledged.length} were never answered 200`);
+    expect(broken.slice(0, 10), 'stored plants that break the Plant rules').toEqual([]);
+    expect(unacknowledged.slice(0, 10), 'stored plants no create was answered 200 for').toEqual([]);
+    expect(changed.slice(0, 10), 'stored plants that differ from their create answer').toEqual([]);
+  });
+
+  it('can still list every plant, page by page, for the admin', { timeout: 60_000 }, async () => {
+    let next: string | undefined = '/api/plants?limit=50';
+    let listed = 0;
+    for (let pages = 0; next !== undefined && pages < 1_000; pages++) {
+      const response = await server.rawClient(server.adminToken).get(next);
+      expect(response.status, `a page of the admin's list: ${next}\n${response.text.slice(0, 300)}`).toBe(200);
+      listed += (response.json as unknown[]).length;
+      next = nextLink(response);
+    }
+    expect(listed).toBe(storedPlants().length);
+  });
+});
