@@ -1,0 +1,211 @@
+/**
+ * Crash safety: a 200 means the plant is on disk. Creates run at full speed, the server process is killed
+ * with SIGKILL (no shutdown code runs), and a server restarted on the same file must list every plant it
+ * acknowledged. Three kills in a row, each on the database the previous crash left behind.
+ *
+ * `startServer` spawns the tsx CLI, which runs the server as a child process: a SIGKILL to the wrapper
+ * would leave the server itself running. So the crashed servers are started here directly with
+ * `node --import tsx`, whose pid is the server's own; the final check restarts with `startServer`.
+ *
+ * What this proves is process-crash safety (a 200 is committed before it is sent). Power loss, which
+ * `synchronous=FULL` is for, cannot be simulated here.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { nextLink, plantBody } from './helpers/fixture';
+import { api, childEnv, describeExchange, projectRoot, startServer } from '../support/server';
+
+const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}$/;
+const KILLS = 3;
+const LOOPS = 16;
+const LOAD_MS = 1_500;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      if (address === null || typeof address === 'string') return reject(new Error('no port'));
+      probe.close(() => resolve(address.port));
+    });
+  });
+}
+
+type DirectServer = { child: ChildProcess; baseUrl: string; log: () => string; exited: Promise<void> };
+const started: ChildProcess[] = [];
+
+/** `npm start` on `databaseFile`, with the server as the spawned process itself (no tsx wrapper). */
+async function launch(databaseFile: string): Promise<DirectServer> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'], {
+    cwd: projectRoot,
+    // The rate limit is off: this measures durability at full speed, not the limiter.
+    env: childEnv({ PORT: String(port), DATABASE_URL: `file:${databaseFile}`, HOSTNAME_TO_BIND: '127.0.0.1', RATE_LIMIT_PER_TOKEN: 'off' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited at start:\n${output}`);
+    try {
+      const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server did not answer /api/health within 60 s:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { child, baseUrl, log: () => output, exited };
+}
+
+afterAll(async () => {
+  // Only the processes this file started, by their own pid.
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+/** One create over a keep-alive agent; resolves with the status, or null when no answer came (the kill). */
+function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): Promise<{ status: number; text: string } | null> {
+  return new Promise((resolve) => {
+    const body = Buffer.from(plantBody(id, `crash ${id}`, 'durable'));
+    const request = http.request(
+      `${baseUrl}/api/plants`,
+      {
+        method: 'POST',
+        agent,
+        timeout: 10_000,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': body.length },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve(response.complete ? { status: response.statusCode ?? 0, text } : null));
+        response.on('error', () => resolve(null));
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', () => resolve(null));
+    request.end(body);
+  });
+}
+
+describe('SIGKILL under write load', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-crash-'));
+  const databaseFile = path.join(dir, 'crash.db');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it(`loses no acknowledged create across ${KILLS} kills`, { timeout: 240_000 }, async () => {
+    const acknowledged = new Set<bigint>();
+    const attempted = new Set<bigint>();
+    const unexpected: string[] = [];
+    let adminToken = '';
+    let nextId = 1n;
+    let killsSurvived = 0;
+    let unanswered = 0;
+
+    for (let round = 1; round <= KILLS; round++) {
+      const server = await launch(databaseFile);
+      if (round === 1) {
+        adminToken = server.log().split('\n').map((line) => line.trim()).find((line) => TOKEN_LINE.test(line)) ?? '';
+        expect(adminToken, 'the first start printed an admin token').toMatch(TOKEN_LINE);
+      } else {
+        // Everything acknowledged before the previous kill is there after the restart.
+        const listed = await listAll(server.baseUrl, adminToken);
+        const lost = [...acknowledged].filter((id) => !listed.has(id));
+        expect(lost.length, `round ${round}: acknowledged creates missing after the kill (${lost.slice(0, 10).join(', ')})`).toBe(0);
+        killsSurvived++;
+      }
+
+      const agent = new http.Agent({ keepAlive: true, maxSockets: LOOPS });
+      let killed = false;
+      const before = acknowledged.size;
+      const loops = Array.from({ length: LOOPS }, async () => {
+        // Bounded: the loops stop at the kill, and in any case after 30 s.
+        const stopAt = Date.now() + 30_000;
+        while (!killed && Date.now() < stopAt) {
+          const id = nextId++;
+          attempted.add(id);
+          const answer = await create(agent, server.baseUrl, adminToken, id);
+          if (answer === null) unanswered++;
+          else if (answer.status === 200) acknowledged.add(id);
+          else unexpected.push(`create ${id}: ${answer.status} ${answer.text}`);
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
+      expect(server.child.exitCode, 'the server is still running before the kill').toBeNull();
+      // The server itself (this pid is node running start.ts), mid-traffic.
+      server.child.kill('SIGKILL');
+      killed = true;
+      await server.exited;
+      await Promise.all(loops);
+      agent.destroy();
+      expect(server.child.signalCode, 'the server died of the SIGKILL').toBe('SIGKILL');
+      console.log(`[crash] round ${round}: ${acknowledged.size - before} creates acknowledged, then SIGKILL (pid ${server.child.pid})`);
+      expect(acknowledged.size - before, `round ${round}: creates acknowledged before the kill`).toBeGreaterThan(0);
+    }
+
+    // The final restart goes through the suite's own helper, on the file the last kill left.
+    const restarted = await startServer({ databaseFile });
+    try {
+      const listed = await listAll(restarted.baseUrl, adminToken);
+      const lost = [...acknowledged].filter((id) => !listed.has(id));
+      if (lost.length === 0) killsSurvived++;
+      const phantoms = [...listed].filter((id) => !attempted.has(id));
+      console.log(
+        `[crash] creates acknowledged: ${acknowledged.size}; kills survived: ${killsSurvived}/${KILLS}; writes lost: ${lost.length}; ` +
+          `requests cut by the kills: ${unanswered}; plants listed after the last restart: ${listed.size}`,
+      );
+      expect(unexpected.slice(0, 5), 'creates answered other than 200').toEqual([]);
+      expect(lost, 'acknowledged creates missing after the last kill').toEqual([]);
+      expect(phantoms, 'plants no create asked for').toEqual([]);
+      expect(killsSurvived).toBe(KILLS);
+      // The plants in flight at a kill may or may not be there; those stored are whole.
+      const health = await api(restarted.baseUrl).get('/api/health');
+      expect(health.status, describeExchange(health)).toBe(200);
+    } finally {
+      await restarted.stop();
+    }
+    const database = new Database(databaseFile, { readonly: true });
+    try {
+      expect(database.pragma('integrity_check', { simple: true }), 'PRAGMA integrity_check').toBe('ok');
+    } finally {
+      database.close();
+    }
+  });
+});
+
+async function listAll(baseUrl: string, token: string): Promise<Set<bigint>> {
+  const client = api(baseUrl, token);
+  const ids = new Set<bigint>();
+  let next: string | undefined = '/api/plants?limit=1000';
+  for (let pages = 0; next !== undefined && pages < 1_000; pages++) {
+    const response = await client.get(next);
+    expect(response.status, describeExchange(response)).toBe(200);
+    for (const plant of response.json as { id: bigint; name: string; tag?: string }[]) {
+      expect(plant, 'a stored plant is whole').toEqual({ id: plant.id, name: `crash ${plant.id}`, tag: 'durable' });
+      ids.add(plant.id);
+    }
+    next = nextLink(response);
+  }
+  return ids;
+}
