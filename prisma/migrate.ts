@@ -165,6 +165,24 @@ function applyMigration(db: Database.Database, migration: MigrationFile): void {
   ).run(randomUUID(), migration.checksum, Date.now(), migration.name, startedAt);
 }
 
+/**
+ * Switching a file to WAL needs a moment alone with it, and SQLite's busy timeout does not cover that
+ * switch: a second runner starting at the same instant gets SQLITE_BUSY at once. So it waits and retries,
+ * within the same bound as the busy timeout.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    }
+  }
+}
+
 export async function applyMigrations(options: ApplyMigrationsOptions): Promise<{ applied: string[] }> {
   const { databaseUrl, migrationsDir = DEFAULT_MIGRATIONS_DIR, log = console.log } = options;
   const files = readMigrationFiles(migrationsDir);
@@ -173,7 +191,7 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
   fs.mkdirSync(path.dirname(filePath), { recursive: true });
   const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
   try {
-    db.pragma('journal_mode = WAL');
+    enableWal(db);
     // Prisma's table redefinitions toggle foreign keys inside the script, which SQLite ignores within a transaction;
     // with them on, dropping the old table would fire ON DELETE CASCADE on its children.
     db.pragma('foreign_keys = OFF');
