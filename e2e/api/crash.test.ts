@@ -3,17 +3,13 @@
  * with SIGKILL (no shutdown code runs), and a server restarted on the same file must list every plant it
  * acknowledged. Three kills in a row, each on the database the previous crash left behind.
  *
- * `startServer` spawns the tsx CLI, which runs the server as a child process: a SIGKILL to the wrapper
- * would leave the server itself running. So the crashed servers are started here directly with
- * `node --import tsx`, whose pid is the server's own; the final check restarts with `startServer`.
+ * `startServer` runs start.ts in the process it spawns, so `kill('SIGKILL')` hits the server itself.
  *
  * What this proves is process-crash safety (a 200 is committed before it is sent). Power loss, which
  * `synchronous=FULL` is for, cannot be simulated here.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -21,66 +17,18 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { nextLink, plantBody } from './helpers/fixture';
-import { api, childEnv, describeExchange, projectRoot, startServer } from '../support/server';
+import { api, describeExchange, type RunningServer, startServer } from '../support/server';
 
-const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}$/;
 const KILLS = 3;
 const LOOPS = 16;
 const LOAD_MS = 1_500;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port'));
-      probe.close(() => resolve(address.port));
-    });
-  });
-}
-
-type DirectServer = { child: ChildProcess; baseUrl: string; log: () => string; exited: Promise<void> };
-const started: ChildProcess[] = [];
-
-/** `npm start` on `databaseFile`, with the server as the spawned process itself (no tsx wrapper). */
-async function launch(databaseFile: string): Promise<DirectServer> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'], {
-    cwd: projectRoot,
-    // The rate limit is off: this measures durability at full speed, not the limiter.
-    env: childEnv({ PORT: String(port), DATABASE_URL: `file:${databaseFile}`, HOSTNAME_TO_BIND: '127.0.0.1', RATE_LIMIT_PER_TOKEN: 'off' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.push(child);
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited at start:\n${output}`);
-    try {
-      const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer();
-      if (response.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the server did not answer /api/health within 60 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { child, baseUrl, log: () => output, exited };
-}
+// The rate limit is off: this measures durability at full speed, not the limiter.
+const env = { RATE_LIMIT_PER_TOKEN: 'off' };
+const killed: RunningServer[] = [];
 
 afterAll(async () => {
   // Only the processes this file started, by their own pid.
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const server of killed) if (!server.exited()) server.kill('SIGKILL');
 });
 
 /** One create over a keep-alive agent; resolves with the status, or null when no answer came (the kill). */
@@ -124,10 +72,11 @@ describe('SIGKILL under write load', () => {
     let unanswered = 0;
 
     for (let round = 1; round <= KILLS; round++) {
-      const server = await launch(databaseFile);
+      const server = await startServer({ databaseFile, env });
+      killed.push(server);
       if (round === 1) {
-        adminToken = server.log().split('\n').map((line) => line.trim()).find((line) => TOKEN_LINE.test(line)) ?? '';
-        expect(adminToken, 'the first start printed an admin token').toMatch(TOKEN_LINE);
+        adminToken = server.adminToken;
+        expect(adminToken, 'the first start printed an admin token').toMatch(/^pst_[A-Za-z0-9_-]{43}$/);
       } else {
         // Everything acknowledged before the previous kill is there after the restart.
         const listed = await listAll(server.baseUrl, adminToken);
@@ -137,12 +86,12 @@ describe('SIGKILL under write load', () => {
       }
 
       const agent = new http.Agent({ keepAlive: true, maxSockets: LOOPS });
-      let killed = false;
+      let stopped = false;
       const before = acknowledged.size;
       const loops = Array.from({ length: LOOPS }, async () => {
         // Bounded: the loops stop at the kill, and in any case after 30 s.
         const stopAt = Date.now() + 30_000;
-        while (!killed && Date.now() < stopAt) {
+        while (!stopped && Date.now() < stopAt) {
           const id = nextId++;
           attempted.add(id);
           const answer = await create(agent, server.baseUrl, adminToken, id);
@@ -152,20 +101,20 @@ describe('SIGKILL under write load', () => {
         }
       });
       await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
-      expect(server.child.exitCode, 'the server is still running before the kill').toBeNull();
+      expect(server.exited(), 'the server is still running before the kill').toBe(false);
       // The server itself (this pid is node running start.ts), mid-traffic.
-      server.child.kill('SIGKILL');
-      killed = true;
-      await server.exited;
+      server.kill('SIGKILL');
+      stopped = true;
+      const { signal } = await server.exit;
       await Promise.all(loops);
       agent.destroy();
-      expect(server.child.signalCode, 'the server died of the SIGKILL').toBe('SIGKILL');
-      console.log(`[crash] round ${round}: ${acknowledged.size - before} creates acknowledged, then SIGKILL (pid ${server.child.pid})`);
+      expect(signal, 'the server died of the SIGKILL').toBe('SIGKILL');
+      console.log(`[crash] round ${round}: ${acknowledged.size - before} creates acknowledged, then SIGKILL (pid ${server.pid})`);
       expect(acknowledged.size - before, `round ${round}: creates acknowledged before the kill`).toBeGreaterThan(0);
     }
 
     // The final restart goes through the suite's own helper, on the file the last kill left.
-    const restarted = await startServer({ databaseFile });
+    const restarted = await startServer({ databaseFile, env });
     try {
       const listed = await listAll(restarted.baseUrl, adminToken);
       const lost = [...acknowledged].filter((id) => !listed.has(id));

@@ -7,40 +7,23 @@
  * "Accepted" is read from the server's own log: the edge logs one line per REST request with its request
  * id, which is also the response's X-Request-Id. Every logged request id must have reached a client.
  *
- * The server is started here with `node --import tsx`, so the pid signalled and whose exit code is read is
- * the server's own (`startServer` spawns the tsx CLI wrapper, and does not expose the exit code). The
- * restart afterwards uses `startServer`.
+ * `startServer` runs start.ts in the process it spawns, so the pid signalled and whose exit code is read
+ * is the server's own.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { nextLink, plantBody } from './helpers/fixture';
-import { api, childEnv, describeExchange, projectRoot, startServer } from '../support/server';
+import { api, describeExchange, type RunningServer, startServer } from '../support/server';
 
-const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}$/;
 const KEEP_ALIVE_LOOPS = 16;
 const NEW_CONNECTION_LOOPS = 16;
 const LOAD_BEFORE_TERM_MS = 1_000;
 const EXIT_WITHIN_MS = 12_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port'));
-      probe.close(() => resolve(address.port));
-    });
-  });
-}
 
 type Outcome =
   | { kind: 'answered'; status: number; requestId: string | undefined; text: string; endedAt: number }
@@ -145,38 +128,16 @@ type Scenario = {
 
 const SLOW_PAUSE_MS = 2_000;
 let scenario: Scenario;
-let child: ChildProcess | undefined;
+let running: RunningServer | undefined;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-shutdown-'));
 
 beforeAll(async () => {
   const databaseFile = path.join(dir, 'shutdown.db');
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'], {
-    cwd: projectRoot,
-    // The rate limit is off: this is about the drain, at full speed.
-    env: childEnv({ PORT: String(port), DATABASE_URL: `file:${databaseFile}`, HOSTNAME_TO_BIND: '127.0.0.1', RATE_LIMIT_PER_TOKEN: 'off' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const server = child;
-  let log = '';
-  server.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    server.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
-  );
-  const readyBy = Date.now() + 60_000;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`the server exited at start:\n${log}`);
-    const ready = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(2_000) })
-      .then(async (response) => (await response.arrayBuffer(), response.status === 200))
-      .catch(() => false);
-    if (ready) break;
-    if (Date.now() > readyBy) throw new Error(`the server did not start within 60 s:\n${log}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const adminToken = log.split('\n').map((line) => line.trim()).find((line) => TOKEN_LINE.test(line)) ?? '';
-  expect(adminToken).toMatch(TOKEN_LINE);
+  // The rate limit is off: this is about the drain, at full speed.
+  const server = await startServer({ databaseFile, env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+  running = server;
+  const { baseUrl, adminToken } = server;
+  const exit = server.exit.then((result) => ({ ...result, at: Date.now() }));
 
   const attempts: Attempt[] = [];
   let nextId = 1n;
@@ -221,7 +182,7 @@ beforeAll(async () => {
     exitSignal: exitedWith?.signal ?? null,
     exitAfterMs: exitedWith ? exitedWith.at - termSentAt : Number.POSITIVE_INFINITY,
     termSentAt,
-    log,
+    log: server.log(),
     databaseFile,
     adminToken,
   };
@@ -239,7 +200,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (running && !running.exited()) running.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
 
