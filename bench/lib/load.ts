@@ -1,0 +1,189 @@
+/**
+ * One measurement: autocannon against one server for a while, with the server's RSS sampled meanwhile and
+ * its CPU time read before and after. Latencies are kept per response (autocannon's own histogram has
+ * 1 ms resolution, too coarse for the floor).
+ */
+import autocannon, { type Request, type Result } from 'autocannon';
+
+import { cpuSeconds, machineBusySeconds, memory, type Server } from './proc';
+
+export type Workload = 'list' | 'create' | 'delete' | 'listDeep';
+
+export type LoadPlan = {
+  server: Server;
+  workload: Workload;
+  token: string;
+  seconds: number;
+  connections: number;
+  /** list: the query string after `?`. */
+  query?: string;
+  /** create: hands out the next unique id. */
+  nextCreateId?: () => bigint;
+  /** delete: ids that exist and belong to the token's user; each is used once. */
+  deletePool?: bigint[];
+  /** Called each `sampleEverySeconds` with the server's memory and the requests answered since the last call. */
+  onSample?: (sample: { at: number; rss: number; hwm: number; responses: number }) => void;
+  sampleEverySeconds?: number;
+};
+
+export type Measurement = {
+  server: string;
+  workload: Workload;
+  seconds: number;
+  connections: number;
+  responses: number;
+  reqPerSec: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  statusCounts: Record<string, number>;
+  non2xx: number;
+  status5xx: number;
+  errors: number;
+  timeouts: number;
+  /** delete: ran out of ids before the end (the rest were 404s). */
+  poolExhausted: boolean;
+  /** Sampled VmRSS maximum during the run, VmHWM (peak since the server started) after it, in bytes. */
+  peakRss: number;
+  hwmAfter: number;
+  /** Server CPU seconds per second of the run (1.0 = one core busy) and per 1000 responses. */
+  serverCpu: number;
+  cpuMsPer1k: number;
+  /** Cores busy with this process (autocannon) and with everything else on the machine meanwhile: noise. */
+  clientCpu: number;
+  otherCpu: number;
+};
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+}
+
+export async function measure(plan: LoadPlan): Promise<Measurement> {
+  const { server, workload, token } = plan;
+  const auth = { authorization: `Bearer ${token}` };
+  let poolExhausted = false;
+  let poolIndex = 0;
+  let request: Request;
+  if (workload === 'list' || workload === 'listDeep') {
+    request = { method: 'GET', path: `/api/plants?${plan.query ?? 'limit=20'}`, headers: auth };
+  } else if (workload === 'create') {
+    const next = plan.nextCreateId!;
+    request = {
+      method: 'POST',
+      path: '/api/plants',
+      headers: { ...auth, 'content-type': 'application/json' },
+      setupRequest: (params) => {
+        const id = next();
+        return { ...params, body: `{"id":${id},"name":"Bench plant ${id}","tag":"bench"}` };
+      },
+    };
+  } else {
+    const pool = plan.deletePool!;
+    request = {
+      method: 'DELETE',
+      path: '/api/plants/1',
+      headers: auth,
+      setupRequest: (params) => {
+        if (poolIndex >= pool.length) poolExhausted = true;
+        // Past the pool's end the id is one no plant has: a 404, counted as a failure of the run.
+        return { ...params, path: `/api/plants/${poolIndex < pool.length ? pool[poolIndex++] : 1}` };
+      },
+    };
+  }
+
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  let sinceSample = 0;
+  const statusCounts: Record<string, number> = {};
+  let peakRss = memory(server.pid).rss;
+  const cpuBefore = cpuSeconds(server.pid);
+  const machineBefore = machineBusySeconds();
+  const selfBefore = process.cpuUsage();
+  const startedAt = performance.now();
+
+  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, memory(server.pid).rss)), 250);
+  const sampleEvery = (plan.sampleEverySeconds ?? 10) * 1000;
+  const sampleTimer = plan.onSample
+    ? setInterval(() => {
+        const { rss, hwm } = memory(server.pid);
+        plan.onSample!({ at: (performance.now() - startedAt) / 1000, rss, hwm, responses: sinceSample });
+        sinceSample = 0;
+      }, sampleEvery)
+    : undefined;
+
+  const result = await new Promise<Result>((resolve, reject) => {
+    const instance = autocannon(
+      { url: server.baseUrl, connections: plan.connections, duration: plan.seconds, requests: [request] },
+      (error, outcome) => (error ? reject(error) : resolve(outcome)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[count++] = responseTime;
+      sinceSample++;
+      statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
+    });
+  });
+
+  clearInterval(rssTimer);
+  if (sampleTimer) clearInterval(sampleTimer);
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const self = process.cpuUsage(selfBefore);
+  const client = (self.user + self.system) / 1e6;
+  const other = Math.max(0, machineBusySeconds() - machineBefore - cpu - client);
+  const mem = memory(server.pid);
+  peakRss = Math.max(peakRss, mem.rss);
+  const sorted = latencies.subarray(0, count).sort();
+  let sum = 0;
+  for (const value of sorted) sum += value;
+  const non2xx = Object.entries(statusCounts).reduce((total, [status, n]) => total + (status.startsWith('2') ? 0 : n), 0);
+  const status5xx = Object.entries(statusCounts).reduce((total, [status, n]) => total + (status.startsWith('5') ? n : 0), 0);
+  const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+  return {
+    server: server.name,
+    workload,
+    seconds: plan.seconds,
+    connections: plan.connections,
+    responses: count,
+    reqPerSec: round(result.requests.average, 0),
+    latencyMs: {
+      p50: round(percentile(sorted, 0.5)),
+      p90: round(percentile(sorted, 0.9)),
+      p99: round(percentile(sorted, 0.99)),
+      max: round(sorted[sorted.length - 1] ?? Number.NaN),
+      mean: round(count ? sum / count : Number.NaN),
+    },
+    statusCounts,
+    non2xx,
+    status5xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    poolExhausted,
+    peakRss,
+    hwmAfter: mem.hwm,
+    serverCpu: round(cpu / elapsed),
+    cpuMsPer1k: round(count ? (cpu * 1000 * 1000) / count : Number.NaN, 1),
+    clientCpu: round(client / elapsed),
+    otherCpu: round(other / elapsed),
+  };
+}
+
+/** Median latency of `n` requests sent one at a time (no queueing): the cost of one request. */
+export async function sequentialLatency(baseUrl: string, path: string, token: string, n: number): Promise<{ p50: number; p99: number; non200: number }> {
+  const times: number[] = [];
+  let non200 = 0;
+  for (let i = 0; i < n; i++) {
+    const startedAt = performance.now();
+    const response = await fetch(baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
+    await response.arrayBuffer();
+    times.push(performance.now() - startedAt);
+    if (response.status !== 200) non200++;
+  }
+  times.sort((a, b) => a - b);
+  const at = (fraction: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(fraction * times.length) - 1)]! * 100) / 100;
+  return { p50: at(0.5), p99: at(0.99), non200 };
+}

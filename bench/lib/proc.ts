@@ -1,0 +1,184 @@
+/** Child servers: start, wait for, measure (RSS, CPU from /proc) and stop, each by its own pid. */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+import { projectRoot } from './paths';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      if (address === null || typeof address === 'string') return reject(new Error('no port from listen(0)'));
+      probe.close(() => resolve(address.port));
+    });
+  });
+}
+
+/** Our environment without NODE_ENV (start.ts sets production itself), plus `extra`. */
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV');
+  return { ...Object.fromEntries(inherited), NEXT_TELEMETRY_DISABLED: '1', ...extra } as unknown as NodeJS.ProcessEnv;
+}
+
+export type Server = {
+  name: string;
+  pid: number;
+  baseUrl: string;
+  /** Everything it printed (stdout and stderr interleaved as they came). */
+  output: () => string;
+  exited: () => boolean;
+  /** SIGTERM to the pid (or its process group when started as a group), then waits; SIGKILL after 15 s. */
+  stop: () => Promise<void>;
+};
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/**
+ * Spawns `command args` in the project folder. `group` puts it in its own process group (for `npm start`,
+ * whose server is a grandchild): stop() then signals that group, which holds only what this call started.
+ */
+export function startProcess(options: { name: string; command: string; args: string[]; env: Record<string, string>; port: number; group?: boolean }): Server {
+  const child = spawn(options.command, options.args, {
+    cwd: projectRoot,
+    env: childEnv(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (options.group) process.kill(-child.pid!, name);
+      else child.kill(name);
+    } catch {
+      // Already gone.
+    }
+  };
+  return {
+    name: options.name,
+    pid: child.pid!,
+    baseUrl: `http://127.0.0.1:${options.port}`,
+    output: () => output,
+    exited,
+    stop: async () => {
+      if (!exited()) {
+        signal('SIGTERM');
+        if (!(await waitForExit(child, 15_000))) {
+          signal('SIGKILL');
+          await waitForExit(child, 5_000);
+        }
+      }
+      if (options.group) {
+        // The group's other members (npm's shell, tsx's child) may outlive the leader by a moment.
+        for (let attempt = 0; attempt < 100 && groupAlive(child.pid!); attempt++) await sleep(100);
+        if (groupAlive(child.pid!)) signal('SIGKILL');
+      }
+    },
+  };
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `url` until it answers 200; returns the milliseconds from `since` (performance.now()) to that answer. */
+export async function waitFor200(server: Server, path: string, since: number, timeoutMs = 120_000): Promise<number> {
+  const deadline = since + timeoutMs;
+  for (;;) {
+    if (server.exited()) throw new Error(`${server.name} exited before answering ${path}:\n${server.output()}`);
+    try {
+      const response = await fetch(server.baseUrl + path, { signal: AbortSignal.timeout(5_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return performance.now() - since;
+    } catch {
+      // Not listening yet.
+    }
+    if (performance.now() > deadline) throw new Error(`${server.name} did not answer 200 on ${path} within ${timeoutMs / 1000} s:\n${server.output()}`);
+    await sleep(20);
+  }
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function statusField(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** The pids whose parent is `pid`, and theirs (Next.js may start workers). */
+export function descendants(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of parents.get(queue.shift()!) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+export type Memory = { rss: number; hwm: number };
+
+/** VmRSS and VmHWM (peak RSS since start) in bytes, or zeros when the process is gone. */
+export function memory(pid: number): Memory {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return { rss: statusField(status, 'VmRSS'), hwm: statusField(status, 'VmHWM') };
+  } catch {
+    return { rss: 0, hwm: 0 };
+  }
+}
+
+/** User + system CPU seconds the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command: state(0) ppid(1) … utime(11) stime(12).
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds the whole machine has spent busy (all cores, from /proc/stat). */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal …
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
