@@ -10,7 +10,7 @@ import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
-import { type ApiClient, type ApiResponse, describeExchange, parseLossless, rawRequest } from '../support/server';
+import { type ApiClient, type ApiResponse, describeExchange, rawRequest, toApiResponse } from '../support/server';
 
 /** A request with the exact path bytes given (fetch and URL would resolve `..`). */
 function rawPath(baseUrl: string, method: string, path: string, headers: Record<string, string>): Promise<ApiResponse> {
@@ -20,17 +20,7 @@ function rawPath(baseUrl: string, method: string, path: string, headers: Record<
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => {
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
-        let json: unknown;
-        try {
-          json = text === '' ? undefined : parseLossless(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ request: { method, url: `${baseUrl}${path}` }, status: response.statusCode ?? 0, headers: responseHeaders, text, json });
-      });
+      response.on('end', () => resolve(toApiResponse({ method, url: `${baseUrl}${path}` }, response, text)));
     });
     request.on('timeout', () => request.destroy(new Error(`no answer within 10 s: ${method} ${path}`)));
     request.on('error', reject);
@@ -127,16 +117,8 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
               response.setEncoding('utf8');
               response.on('data', (chunk: string) => (text += chunk));
               response.on('end', () => {
-                const headers = new Headers();
-                for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') headers.set(name, value);
-                let json: unknown;
-                try {
-                  json = parseLossless(text);
-                } catch {
-                  json = undefined;
-                }
                 resolve({
-                  response: { request: { method: 'POST', url: `${server.baseUrl}/api/plants` }, status: response.statusCode ?? 0, headers, text, json },
+                  response: toApiResponse({ method: 'POST', url: `${server.baseUrl}/api/plants` }, response, text),
                   seconds: (performance.now() - startedAt) / 1000,
                 });
                 request.destroy();
@@ -278,15 +260,8 @@ function sendHugeBody(baseUrl: string, token: string, size: number): Promise<Hug
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
         response.on('end', () => {
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') headers.set(name, value);
-          let json: unknown;
-          try {
-            json = parseLossless(text);
-          } catch {
-            json = undefined;
-          }
-          settle({ kind: 'answered', response: { request: { method: 'POST', url: `${baseUrl}/api/plants`, body: '<10 MB>' }, status: response.statusCode ?? 0, headers, text, json }, ms: ms(), sentBytes });
+          const sent = { method: 'POST', url: `${baseUrl}/api/plants`, body: '<10 MB>' };
+          settle({ kind: 'answered', response: toApiResponse(sent, response, text), ms: ms(), sentBytes });
           request.destroy();
         });
         response.on('error', (error) => settle({ kind: 'failed', error: `answer cut: ${error.message}`, ms: ms(), sentBytes }));

@@ -315,6 +315,21 @@ export function api(baseUrl: string, token?: string | null, onResponse?: (respon
   };
 }
 
+/** An answer read off node:http in the suites' shape: headers as Headers, the body parsed losslessly when it is JSON. */
+export function toApiResponse(request: ApiResponse['request'], response: http.IncomingMessage, text: string): ApiResponse {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : parseLossless(text);
+  } catch {
+    json = undefined;
+  }
+  return { request, status: response.statusCode ?? 0, headers, text, json };
+}
+
 /**
  * A request through node:http, for what fetch cannot control: a body sent in chunks with no
  * Content-Length, and the connection (pass a keep-alive `agent` with maxSockets 1 to reuse one).
@@ -332,18 +347,8 @@ export function rawRequest(
         const parts: Buffer[] = [];
         response.on('data', (part: Buffer) => parts.push(part));
         response.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-          }
-          let json: unknown;
-          try {
-            json = text === '' ? undefined : parseLossless(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ request: { method: options.method, url: url.href, body: options.chunks ? '<chunks>' : undefined }, status: response.statusCode ?? 0, headers, text, json });
+          const sent = { method: options.method, url: url.href, body: options.chunks ? '<chunks>' : undefined };
+          resolve(toApiResponse(sent, response, Buffer.concat(parts).toString('utf8')));
         });
         response.on('error', reject);
       },
