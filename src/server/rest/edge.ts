@@ -255,13 +255,17 @@ export function createRestEdge(options: EdgeOptions) {
     return jsonResponse(200, outcome.json, headers);
   }
 
-  async function respond(request: Request, connection: ClientConnection | undefined, trace: { userId?: number }): Promise<Response> {
-    const url = new URL(request.url);
+  async function respond(
+    request: Request,
+    url: URL,
+    origin: string | undefined,
+    connection: ClientConnection | undefined,
+    trace: { userId?: number },
+  ): Promise<Response> {
     const segments = decodeSegments(url.pathname.slice(API_BASE_PATH.length));
     if (!segments) throw refuse('routeNotFound', `no such path: ${url.pathname}`);
     const isHead = request.method === 'HEAD';
     const method = isHead ? 'GET' : request.method;
-    const origin = allowedOrigin(request);
 
     const ownRoute = ownRoutes[segments.join('/')];
     const match: RouteMatch = ownRoute
@@ -329,11 +333,13 @@ export function createRestEdge(options: EdgeOptions) {
   return async function handleRestRequest(request: Request, connection?: ClientConnection): Promise<Response> {
     const startedAt = performance.now();
     const requestId = randomUUID();
-    const path = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    const path = url.pathname;
+    const origin = allowedOrigin(request);
     const trace: { userId?: number } = {};
     let response: Response;
     try {
-      response = await respond(request, connection, trace);
+      response = await respond(request, url, origin, connection, trace);
     } catch (error) {
       if (error instanceof EdgeRefusal) {
         response = problemResponse(error.problem, error.headers);
@@ -343,7 +349,6 @@ export function createRestEdge(options: EdgeOptions) {
       }
     }
     response.headers.set('X-Request-Id', requestId);
-    const origin = allowedOrigin(request);
     if (origin) {
       response.headers.set('Access-Control-Allow-Origin', origin);
       response.headers.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
