@@ -1,9 +1,15 @@
-import path from 'node:path';
 import { defineConfig } from 'prisma/config';
 
-// Prisma 7 reads no .env file; the CLI (generate, studio) gets the database from DATABASE_URL or the default.
+import { engineLayouts } from './prisma/engines';
+import { databaseEngine, DEFAULT_DATABASE_URL } from './src/server/database-url';
+
+// Prisma 7 reads no .env file; the CLI gets the database from DATABASE_URL or the SQLite default, and the
+// schema and migrations of the engine that URL selects, as the app and its migration runner do.
+const url = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+const { schemaPath, migrationsDir } = engineLayouts[databaseEngine(url)];
+
 export default defineConfig({
-  schema: path.join('prisma', 'schema.prisma'),
-  migrations: { path: path.join('prisma', 'migrations') },
-  datasource: { url: process.env.DATABASE_URL ?? 'file:./data/plants.db' },
+  schema: schemaPath,
+  migrations: { path: migrationsDir },
+  datasource: { url },
 });
