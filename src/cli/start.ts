@@ -8,20 +8,22 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { applyMigrations } from '../../prisma/migrate';
+import { DEFAULT_DATABASE_URL } from '../server/database-url';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
 const nextBin = path.join(projectRoot, 'node_modules', 'next', 'dist', 'bin', 'next');
 const dev = process.argv.includes('--dev');
 const port = process.env.PORT ?? '3000';
 const hostname = process.env.HOSTNAME_TO_BIND ?? '0.0.0.0';
-const databaseUrl = process.env.DATABASE_URL ?? 'file:./data/plants.db';
+const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 // Next.js and React pick their production code paths from NODE_ENV, as `next start` would set it.
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? (dev ? 'development' : 'production'), DATABASE_URL: databaseUrl });
 
 async function createFirstAdmin(): Promise<void> {
-  const { countUsers, issueToken } = await import('@/server/auth/tokens');
-  if ((await countUsers()) > 0) return;
-  const { token } = await issueToken({ userName: 'admin', role: 'admin' });
+  const { issueFirstAdminToken } = await import('@/server/auth/tokens');
+  const issued = await issueFirstAdminToken();
+  if (!issued) return;
+  const { token } = issued;
   const publicUrl = process.env.PUBLIC_URL ?? `http://localhost:${port}`;
   console.log(
     [

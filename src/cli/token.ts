@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 
 import { applyMigrations } from '../../prisma/migrate';
+import { DEFAULT_DATABASE_URL } from '../server/database-url';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -25,9 +26,10 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, ...rest] = positionals;
   // Migration notes go to stderr: stdout is for what scripts read (the token on the last line, the list).
-  await applyMigrations({ databaseUrl: process.env.DATABASE_URL ?? 'file:./data/plants.db', log: console.error });
+  await applyMigrations({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, log: console.error });
   // Imported after migrating: the data layer opens the database when it loads.
   const { issueToken, listTokens, revokeToken } = await import('@/server/auth/tokens');
+  databaseOpened = true;
 
   if (command === 'create') {
     const userName = values.user?.trim();
@@ -70,13 +72,21 @@ async function main(argv: string[]): Promise<void> {
   throw new UsageError(command ? `unknown command: ${[command, ...rest].join(' ')}` : 'no command given');
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
-    console.error(`${error.message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  // An AppError is a refusal with a message for the person at the keyboard; anything else is a failure.
-  console.error(error instanceof Error && error.name === 'AppError' ? error.message : error);
-  process.exitCode = 1;
-});
+/** A PostgreSQL pool keeps the process alive until its idle connections time out; close it when done. */
+let databaseOpened = false;
+async function closeDatabase(): Promise<void> {
+  if (databaseOpened) await (await import('@/server/db')).db.$disconnect();
+}
+
+main(process.argv.slice(2))
+  .catch((error: unknown) => {
+    if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+      console.error(`${error.message}\n${USAGE}`);
+      process.exitCode = 2;
+      return;
+    }
+    // An AppError is a refusal with a message for the person at the keyboard; anything else is a failure.
+    console.error(error instanceof Error && error.name === 'AppError' ? error.message : error);
+    process.exitCode = 1;
+  })
+  .finally(closeDatabase);

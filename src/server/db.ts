@@ -1,10 +1,21 @@
 import 'server-only';
 
+import { createHash } from 'node:crypto';
+
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
+import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
+import { databaseEngine, DEFAULT_DATABASE_URL, postgresConnection } from '@/server/database-url';
 
-export const DEFAULT_DATABASE_URL = 'file:./data/plants.db';
+/**
+ * The data layer's one door to the database. DATABASE_URL picks the engine: `file:` is SQLite (embedded, one
+ * machine), `postgresql://` is PostgreSQL (several instances, several machines). Everything that differs
+ * between the two stays in this file and in prisma/.
+ */
+const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+export const engine = databaseEngine(databaseUrl);
 
 /**
  * How long a write waits for SQLite's single writer lock before it fails. Parallel creates queue up here
@@ -12,27 +23,62 @@ export const DEFAULT_DATABASE_URL = 'file:./data/plants.db';
  */
 const BUSY_TIMEOUT_MS = 10_000;
 
-function createPrismaClient(databaseUrl: string) {
-  // The journal mode (WAL) is set on the file by the migration runner and persists with it.
-  const adapter = new PrismaBetterSqlite3({ url: databaseUrl, timeout: BUSY_TIMEOUT_MS });
-  return new PrismaClient({ adapter });
-}
-
-type Db = ReturnType<typeof createPrismaClient>;
-
-// One client per process: Next.js dev reloads modules, and each reload would otherwise open the file again.
-const globalForDb = globalThis as unknown as { plantStoreDb?: Db };
-
-export const db: Db = (globalForDb.plantStoreDb ??= createPrismaClient(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL));
+/** pg's pool default; PostgreSQL's own default allows 100 connections, so ten instances fit. */
+const POSTGRES_POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+/** A request waits this long for a pooled connection before it fails (as a 500) instead of hanging. */
+const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Durability: better-sqlite3 builds SQLite with synchronous=NORMAL for WAL, which survives a crashed
+ * Named statements are parsed and planned once per connection instead of on every call. The name is the
+ * statement's hash, so the same SQL always finds its prepared copy.
+ */
+const statementNames = new Map<string, string>();
+function statementName({ sql }: { sql: string }): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `ps_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    // Statements come from a handful of query shapes; the bound only guards against a surprise.
+    if (statementNames.size > 1_000) statementNames.clear();
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+function createPrismaClient() {
+  if (engine === 'postgresql') {
+    const { connectionString, schema } = postgresConnection(databaseUrl);
+    const adapter = new PrismaPg(
+      { connectionString, max: POSTGRES_POOL_SIZE, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, application_name: 'plant-store' },
+      { schema, statementNameGenerator: statementName },
+    );
+    // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
+    // APIs match; the SQLite client's type stands for both.
+    return new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
+  }
+  // The journal mode (WAL) is set on the file by the migration runner and persists with it.
+  return new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: databaseUrl, timeout: BUSY_TIMEOUT_MS }) });
+}
+
+// One client per process: Next.js dev reloads modules, and each reload would otherwise open the database again.
+const globalForDb = globalThis as unknown as { plantStoreDb?: PrismaClient };
+
+export const db: PrismaClient = (globalForDb.plantStoreDb ??= createPrismaClient());
+
+/**
+ * Resolves when the database is ready for requests; `npm start` awaits it before serving.
+ *
+ * SQLite durability: better-sqlite3 builds SQLite with synchronous=NORMAL for WAL, which survives a crashed
  * process but can lose the last commits when the machine loses power. FULL syncs the log on every commit,
  * so a 200 means the plant is on disk. `SQLITE_SYNCHRONOUS=normal` trades that for write speed. The
- * setting is per connection: it is the first statement sent, and `npm start` awaits it before serving.
+ * setting is per connection: it is the first statement sent.
+ *
+ * PostgreSQL: one round trip, so a wrong URL or an unreachable server stops the start with its reason.
  */
-export const databaseReady: Promise<void> = db
-  .$executeRawUnsafe(`PRAGMA synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`)
+export const databaseReady: Promise<void> = (
+  engine === 'sqlite'
+    ? db.$executeRawUnsafe(`PRAGMA synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`)
+    : db.$queryRaw`SELECT 1`
+)
   // Prisma's promises run when first awaited; `then` sends the statement now, ahead of any query.
   .then(() => undefined);
 

@@ -3,7 +3,7 @@ import 'server-only';
 import { createHash, randomBytes } from 'node:crypto';
 
 import type { Role } from '@/generated/prisma/enums';
-import { db } from '@/server/db';
+import { db, isUniqueViolation } from '@/server/db';
 import { AppError } from '@/server/errors';
 
 import type { Actor } from './permissions';
@@ -29,7 +29,7 @@ export type IssuedToken = { id: number; token: string; prefix: string; user: Act
  * Creates the user when it does not exist yet; an existing user takes the role given, if any, except that
  * the last admin is never made a member (nobody could manage tokens then). No interactive transaction:
  * under SQLite's single writer a read-then-write transaction fails instead of waiting when another
- * process writes first, and each statement here is safe on its own.
+ * process writes first, and each statement here is safe on its own on both engines.
  */
 export async function issueToken(options: { userName: string; role?: Role; expiresAt?: Date }): Promise<IssuedToken> {
   const existing = await db.user.findUnique({ where: { name: options.userName }, select: { id: true, role: true } });
@@ -51,6 +51,24 @@ export async function issueToken(options: { userName: string; role?: Role; expir
     select: { id: true },
   });
   return { id: row.id, token, prefix, user: { userId: user.id, name: user.name, role: user.role }, createdUser: !existing };
+}
+
+export const FIRST_ADMIN_NAME = 'admin';
+
+/**
+ * On an empty database: creates the user "admin" and its first token. Several instances may start on one
+ * empty PostgreSQL database at the same moment; the unique user name lets exactly one of them do it, so
+ * one token is printed, not one per instance. Null when there were users already.
+ */
+export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
+  if ((await db.user.count()) > 0) return null;
+  try {
+    await db.user.create({ data: { name: FIRST_ADMIN_NAME, role: 'admin' }, select: { id: true } });
+  } catch (error) {
+    if (isUniqueViolation(error)) return null;
+    throw error;
+  }
+  return issueToken({ userName: FIRST_ADMIN_NAME, role: 'admin' });
 }
 
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
@@ -107,8 +125,4 @@ export async function listTokens(): Promise<TokenSummary[]> {
 export async function revokeToken(id: number): Promise<boolean> {
   await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
   return (await db.apiToken.count({ where: { id } })) > 0;
-}
-
-export async function countUsers(): Promise<number> {
-  return db.user.count();
 }
