@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
@@ -20,15 +19,9 @@ beforeAll(async () => {
   revoked = await server.createToken('auth-revoked', 'member');
   await server.revokeToken(revoked.id);
   expired = await server.createToken('auth-expired', 'member');
-  // No CLI option issues an already expired token: move this one's expiry into the past in the server's own file.
-  const database = new Database(server.databaseFile);
-  try {
-    database.pragma('busy_timeout = 5000');
-    const changed = database.prepare('UPDATE "ApiToken" SET "expiresAt" = "createdAt" WHERE "id" = ?').run(expired.id).changes;
-    expect(changed).toBe(1);
-  } finally {
-    database.close();
-  }
+  // No CLI option issues an already expired token: move this one's expiry into the past in the server's own database.
+  const changed = await server.database.execute('UPDATE "ApiToken" SET "expiresAt" = "createdAt" WHERE "id" = ?', [expired.id]);
+  expect(changed).toBe(1);
 });
 
 /** The three operations, each as a function of the request options (the Authorization header). */

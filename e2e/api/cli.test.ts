@@ -2,15 +2,11 @@
  * The token command (`npm run --silent token -- create|list|revoke`) and what the server prints on its
  * first start.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
 import { loadConformance } from './helpers/openapi-conformance';
+import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, type CliResult, type RunningServer, runCommand, runTokenCli, startServer } from '../support/server';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
@@ -73,18 +69,14 @@ describe('token command', () => {
       expect(ids).toEqual(expect.arrayContaining([1n, 2n]));
     });
 
-    it('stores only a hash: the token appears nowhere in the database file', () => {
-      const database = new Database(server.databaseFile, { readonly: true });
-      try {
-        const tables = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
-        for (const { name } of tables) {
-          const rows = database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}"`).all();
-          const text = JSON.stringify(rows, (_, value) => (typeof value === 'bigint' ? String(value) : value));
-          expect(text, `table ${name}`).not.toContain(lastLine(result));
-          expect(text, `table ${name}`).not.toContain(lastLine(result).slice(4));
-        }
-      } finally {
-        database.close();
+    it('stores only a hash: the token appears nowhere in the database', async () => {
+      const tables = await server.database.tables();
+      expect(tables).toContain('ApiToken');
+      for (const name of tables) {
+        const rows = await server.database.query(`SELECT * FROM "${name.replace(/"/g, '""')}"`);
+        const text = JSON.stringify(rows, (_, value) => (typeof value === 'bigint' ? String(value) : value));
+        expect(text, `table ${name}`).not.toContain(lastLine(result));
+        expect(text, `table ${name}`).not.toContain(lastLine(result).slice(4));
       }
     });
 
@@ -171,23 +163,21 @@ describe('token command', () => {
 });
 
 describe('first start and restart', () => {
-  let dir: string;
-  let databaseFile: string;
+  let database: TestDatabase;
   let first: RunningServer | undefined;
   let second: RunningServer | undefined;
   let firstToken: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-restart-'));
-    databaseFile = path.join(dir, 'test.db');
-    first = await startServer({ databaseFile });
+    database = await createTestDatabase();
+    first = await startServer({ database });
     firstToken = first.adminToken;
   });
 
   afterAll(async () => {
     await first?.stop();
     await second?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await database.drop();
   });
 
   it('prints one admin token on the first start, with the URL to sign in at', () => {
@@ -212,7 +202,7 @@ describe('first start and restart', () => {
   });
 
   it('prints no new token when it starts again on the same database, and the first token still works', async () => {
-    second = await startServer({ databaseFile });
+    second = await startServer({ database });
     expect(second.stdout()).not.toMatch(/pst_[A-Za-z0-9_-]{43}/);
     expectStatus(await (await checkedClient(second, firstToken)).get('/api/plants'), 200);
   });

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectNoInternalDetail, expectStatus, plantBody, setupServer } from './helpers/fixture';
@@ -139,13 +138,7 @@ describe('a server fault (the Plant table is gone)', () => {
 
   beforeAll(async () => {
     expectStatus(await server.admin.post('/api/plants', plantBody(1, 'doomed')), 200);
-    const database = new Database(server.databaseFile);
-    try {
-      database.pragma('busy_timeout = 5000');
-      database.exec('DROP TABLE "Plant"');
-    } finally {
-      database.close();
-    }
+    await server.database.execute('DROP TABLE "Plant"');
   });
 
   async function expectLoggedWithRequestId(response: ApiResponse): Promise<void> {

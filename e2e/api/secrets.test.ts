@@ -4,9 +4,8 @@
  * beyond NewPlant (mass assignment). Each REST request leaves one log line whose requestId is the
  * response's X-Request-Id, so an operator can find a request and the log still holds no secret.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
-import Database from 'better-sqlite3';
 import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -46,27 +45,9 @@ const sentTokens = new Set<string>();
 const UNKNOWN = `pst_${'q'.repeat(20)}${'Q'.repeat(23)}`;
 const MALFORMED = 'pst_short-and-wrong';
 
-/** How this SQLite file holds Prisma DateTimes (text ISO or integer ms), learnt from a stored row. */
-function storedDateTime(database: Database.Database, at: Date): string | number {
-  const sample = database.prepare('SELECT "createdAt" AS value, typeof("createdAt") AS type FROM "ApiToken" LIMIT 1').get() as { value: string | number; type: string };
-  if (sample.type === 'integer') return at.getTime();
-  expect(sample.type, 'ApiToken.createdAt storage class').toBe('text');
-  const text = String(sample.value);
-  // e.g. 2026-11-25T22:37:20.997+00:00 (Prisma's adapter) or …Z; keep the same zone suffix.
-  const suffix = /(Z|[+-]\d\d:\d\d)$/.exec(text)?.[1];
-  expect(suffix, `the zone suffix of ${text}`).toBeDefined();
-  return at.toISOString().replace('Z', suffix!);
-}
-
-function setExpiry(tokenId: number, at: Date): void {
-  const database = new Database(server.databaseFile);
-  try {
-    database.pragma('busy_timeout = 10000');
-    const value = storedDateTime(database, at);
-    expect(database.prepare('UPDATE "ApiToken" SET "expiresAt" = ? WHERE "id" = ?').run(value, tokenId).changes).toBe(1);
-  } finally {
-    database.close();
-  }
+async function setExpiry(tokenId: number, at: Date): Promise<void> {
+  const changed = await server.database.execute('UPDATE "ApiToken" SET "expiresAt" = ? WHERE "id" = ?', [await server.database.dateTime(at), tokenId]);
+  expect(changed).toBe(1);
 }
 
 beforeAll(async () => {
@@ -76,7 +57,7 @@ beforeAll(async () => {
   expired = await server.createToken('secret-expired', 'member');
   expiring = await server.createToken('secret-expiring', 'member');
   await server.revokeToken(revoked.id);
-  setExpiry(expired.id, new Date(Date.now() - 60_000));
+  await setExpiry(expired.id, new Date(Date.now() - 60_000));
   for (const token of [server.adminToken, memberA.token, memberB.token, revoked.token, expired.token, expiring.token, UNKNOWN, MALFORMED]) {
     sentTokens.add(token);
   }
@@ -309,55 +290,46 @@ describe('mass assignment', () => {
   });
 
   it('leaves the owner of a plant to the token: a plant A creates is A\'s, whatever the body tried', async () => {
-    const database = new Database(server.databaseFile, { readonly: true });
-    try {
-      const owners = database.prepare('SELECT DISTINCT "ownerId" FROM "Plant" WHERE "name" = \'mass\'').all();
-      expect(owners, 'plants named "mass" in the database').toEqual([]);
-    } finally {
-      database.close();
-    }
+    const owners = await server.database.query('SELECT DISTINCT "ownerId" FROM "Plant" WHERE "name" = \'mass\'');
+    expect(owners, 'plants named "mass" in the database').toEqual([]);
   });
 });
 
 describe('tokens at rest', () => {
-  it('stores no token, nor its secret part, in any column of any table; only a hash', () => {
-    const database = new Database(server.databaseFile, { readonly: true });
-    try {
-      const tables = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
-      expect(tables).toContain('ApiToken');
-      let cells = 0;
-      for (const table of tables) {
-        for (const row of database.prepare(`SELECT * FROM "${table.replace(/"/g, '""')}"`).all() as Record<string, unknown>[]) {
-          for (const [column, value] of Object.entries(row)) {
-            cells++;
-            const text = Buffer.isBuffer(value) ? value.toString('latin1') : String(value);
-            for (const token of sentTokens) {
-              const secret = token.slice(4);
-              expect(text.includes(token), `${table}.${column} holds a token`).toBe(false);
-              if (secret.length >= 16) expect(text.includes(secret.slice(0, 16)), `${table}.${column} holds part of a token's secret`).toBe(false);
-              if (secret.length === 43) {
-                const raw = Buffer.from(secret, 'base64url');
-                expect(text.includes(raw.toString('hex')), `${table}.${column} holds a token's bytes in hex`).toBe(false);
-              }
+  it('stores no token, nor its secret part, in any column of any table; only a hash', async () => {
+    const tables = await server.database.tables();
+    expect(tables).toContain('ApiToken');
+    let cells = 0;
+    for (const table of tables) {
+      for (const row of await server.database.query(`SELECT * FROM "${table.replace(/"/g, '""')}"`)) {
+        for (const [column, value] of Object.entries(row)) {
+          cells++;
+          const text = Buffer.isBuffer(value) ? value.toString('latin1') : String(value);
+          for (const token of sentTokens) {
+            const secret = token.slice(4);
+            expect(text.includes(token), `${table}.${column} holds a token`).toBe(false);
+            if (secret.length >= 16) expect(text.includes(secret.slice(0, 16)), `${table}.${column} holds part of a token's secret`).toBe(false);
+            if (secret.length === 43) {
+              const raw = Buffer.from(secret, 'base64url');
+              expect(text.includes(raw.toString('hex')), `${table}.${column} holds a token's bytes in hex`).toBe(false);
             }
           }
         }
       }
-      const rows = database.prepare('SELECT "hash", "prefix" FROM "ApiToken"').all() as { hash: string; prefix: string }[];
-      expect(rows.length).toBeGreaterThanOrEqual(6);
-      for (const { hash, prefix } of rows) {
-        expect(hash, 'ApiToken.hash is a SHA-256 in hex').toMatch(/^[0-9a-f]{64}$/);
-        expect(prefix.length, 'the display prefix is short').toBeLessThanOrEqual(10);
-      }
-      console.log(`[secrets] ${cells} cells in ${tables.length} tables hold no token`);
-    } finally {
-      database.close();
     }
+    const rows = await server.database.query<{ hash: string; prefix: string }>('SELECT "hash", "prefix" FROM "ApiToken"');
+    expect(rows.length).toBeGreaterThanOrEqual(6);
+    for (const { hash, prefix } of rows) {
+      expect(hash, 'ApiToken.hash is a SHA-256 in hex').toMatch(/^[0-9a-f]{64}$/);
+      expect(prefix.length, 'the display prefix is short').toBeLessThanOrEqual(10);
+    }
+    console.log(`[secrets] ${cells} cells in ${tables.length} tables hold no token`);
   });
 
-  it('has no token in the database files on disk either (main file and write-ahead log)', () => {
-    for (const file of [server.databaseFile, `${server.databaseFile}-wal`]) {
-      if (!existsSync(file)) continue;
+  it('has no token in the database files on disk either (data files and write-ahead log)', async () => {
+    const files = await server.database.filesOnDisk();
+    expect(files.length, 'database files found on disk').toBeGreaterThan(0);
+    for (const file of files) {
       const bytes = readFileSync(file);
       for (const token of sentTokens) {
         expect(bytes.includes(Buffer.from(token)), `${file} holds a token`).toBe(false);

@@ -10,14 +10,12 @@
  * `startServer` runs start.ts in the process it spawns, so the pid signalled and whose exit code is read
  * is the server's own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { nextLink, plantBody } from './helpers/fixture';
+import { createTestDatabase, type TestDatabase } from '../support/database';
 import { api, describeExchange, type RunningServer, startServer } from '../support/server';
 
 const KEEP_ALIVE_LOOPS = 16;
@@ -122,19 +120,19 @@ type Scenario = {
   exitAfterMs: number;
   termSentAt: number;
   log: string;
-  databaseFile: string;
+  database: TestDatabase;
   adminToken: string;
 };
 
 const SLOW_PAUSE_MS = 2_000;
 let scenario: Scenario;
 let running: RunningServer | undefined;
-const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-shutdown-'));
+let database: TestDatabase | undefined;
 
 beforeAll(async () => {
-  const databaseFile = path.join(dir, 'shutdown.db');
+  database = await createTestDatabase();
   // The rate limit is off: this is about the drain, at full speed.
-  const server = await startServer({ databaseFile, env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+  const server = await startServer({ database, env: { RATE_LIMIT_PER_TOKEN: 'off' } });
   running = server;
   const { baseUrl, adminToken } = server;
   const exit = server.exit.then((result) => ({ ...result, at: Date.now() }));
@@ -183,7 +181,7 @@ beforeAll(async () => {
     exitAfterMs: exitedWith ? exitedWith.at - termSentAt : Number.POSITIVE_INFINITY,
     termSentAt,
     log: server.log(),
-    databaseFile,
+    database,
     adminToken,
   };
   const counts = new Map<string, number>();
@@ -199,9 +197,9 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(() => {
+afterAll(async () => {
   if (running && !running.exited()) running.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  await database?.drop();
 });
 
 /** The REST request lines of the server's log: one JSON object per request. */
@@ -266,7 +264,7 @@ describe('SIGTERM with requests in flight', () => {
   });
 
   it('keeps every acknowledged create after a restart, and stores nothing it did not answer', { timeout: 90_000 }, async () => {
-    const restarted = await startServer({ databaseFile: scenario.databaseFile });
+    const restarted = await startServer({ database: scenario.database });
     try {
       const client = api(restarted.baseUrl, scenario.adminToken);
       const listed = new Set<bigint>();

@@ -1,16 +1,16 @@
 /**
- * Starts the real app (`src/cli/start.ts`: migrations, first admin, `next start`) on its own SQLite file
- * and port, and talks to it over HTTP. No mocks: what the tests see is what a client sees.
+ * Starts the real app (`src/cli/start.ts`: migrations, first admin, `next start`) on its own database
+ * (a SQLite file, or a PostgreSQL database under TEST_DATABASE=postgresql: ./database.ts) and port, and
+ * talks to it over HTTP. No mocks: what the tests see is what a client sees.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 
 import { isInteger, parse } from 'lossless-json';
 
+import { createTestDatabase, type TestDatabase } from './database';
 import { childEnv, projectRoot } from './test-build';
 
 export { childEnv, projectRoot };
@@ -79,7 +79,7 @@ export type RunningServer = {
   baseUrl: string;
   /** The token start.ts printed for the first admin. */
   adminToken: string;
-  databaseFile: string;
+  database: TestDatabase;
   databaseUrl: string;
   /** Everything the server printed so far. */
   stdout: () => string;
@@ -88,7 +88,7 @@ export type RunningServer = {
   log: () => string;
   createToken: (user: string, role?: 'admin' | 'member') => Promise<IssuedToken>;
   revokeToken: (id: number) => Promise<void>;
-  /** SIGTERM to the server's own pid, then waits for it to exit; removes its temp dir unless reused. */
+  /** SIGTERM to the server's own pid, then waits for it to exit; drops its database unless it was given one. */
   stop: () => Promise<void>;
   /** Whether the server process has exited. */
   exited: () => boolean;
@@ -112,14 +112,13 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * `databaseFile`: start on an existing database (a restart); its directory is then left alone on stop,
- * and `adminToken` is '' unless the server printed one.
+ * `database`: start on a database of the caller's (a restart, or a second instance); it is then left alone
+ * on stop, and `adminToken` is '' unless this server printed one.
  */
-export async function startServer(options: { databaseFile?: string; env?: Record<string, string> } = {}): Promise<RunningServer> {
-  const ownsFiles = options.databaseFile === undefined;
-  const dir = ownsFiles ? mkdtempSync(path.join(os.tmpdir(), 'plant-store-test-')) : path.dirname(options.databaseFile!);
-  const databaseFile = options.databaseFile ?? path.join(dir, 'test.db');
-  const databaseUrl = `file:${databaseFile}`;
+export async function startServer(options: { database?: TestDatabase; env?: Record<string, string> } = {}): Promise<RunningServer> {
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? (await createTestDatabase());
+  const databaseUrl = database.url;
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -146,7 +145,7 @@ export async function startServer(options: { databaseFile?: string; env?: Record
         await waitForExit(child, STOP_TIMEOUT_MS);
       }
     }
-    if (ownsFiles) rmSync(dir, { recursive: true, force: true });
+    if (ownsDatabase) await database.drop();
   };
 
   const fail = async (reason: string): Promise<never> => {
@@ -174,12 +173,12 @@ export async function startServer(options: { databaseFile?: string; env?: Record
     .split('\n')
     .map((line) => line.trim())
     .find((line) => TOKEN_LINE.test(line));
-  if (!adminToken && ownsFiles) await fail('it printed no admin token (a line matching /^pst_[A-Za-z0-9_-]{43}$/)');
+  if (!adminToken && ownsDatabase) await fail('it printed no admin token (a line matching /^pst_[A-Za-z0-9_-]{43}$/)');
 
   return {
     baseUrl,
     adminToken: adminToken ?? '',
-    databaseFile,
+    database,
     databaseUrl,
     stdout: () => stdout,
     stderr: () => stderr,

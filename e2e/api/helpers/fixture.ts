@@ -53,6 +53,7 @@ export function idSource(start: bigint): () => bigint {
 const LEAKS: [string, RegExp][] = [
   ['prisma', /prisma/i],
   ['sqlite', /sqlite/i],
+  ['PostgreSQL', /postgres|\bpg_|relation "|violates .* constraint|\bSQLSTATE\b/i],
   ['SQL', /\bSELECT\b|\bINSERT\b|\bDELETE FROM\b|\bUPDATE\b.*\bSET\b/],
   ['a stack frame', /(^|\n)\s*at \S|\(\S+:\d+:\d+\)|node_modules/],
   ['tRPC', /trpc/i],
