@@ -71,7 +71,20 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
   // In development Next.js's route handler serves REST too, so edits to the edge reload like the rest.
   const handleRest = options.dev ? undefined : (await import('@/server/rest/handler')).handleRestRequest;
 
+  // Once shutdown starts, every answer says `Connection: close`, so keep-alive clients stop sending on
+  // connections that are about to go; otherwise a busy keep-alive connection is never idle, and the drain
+  // would wait for its timeout while the server kept accepting requests on it.
+  let draining = false;
+  const unanswered = new Map<ServerResponse, IncomingMessage>();
+  const closeAfterAnswer = (request: IncomingMessage, response: ServerResponse) => {
+    if (!response.headersSent) response.setHeader('Connection', 'close');
+    else response.once('finish', () => request.socket.end());
+  };
+
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (draining) closeAfterAnswer(request, response);
+    unanswered.set(response, request);
+    response.once('close', () => unanswered.delete(response));
     // The request URL is built from Host, so a Host that is not a host name could rewrite the path.
     if (!isHostName(request.headers.host)) return refuse(response, 'malformedRequest', 'the Host header is not a host name');
     if (UNSERVED_METHODS.has(request.method ?? '')) {
@@ -107,6 +120,8 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
     /** Stops accepting connections and waits for the requests in flight to be answered. */
     close: () =>
       new Promise<void>((resolve) => {
+        draining = true;
+        for (const [response, request] of unanswered) closeAfterAnswer(request, response);
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
