@@ -1,0 +1,187 @@
+/**
+ * The migration runner on the suite's engine, held against Prisma's own schema engine (compiled to
+ * WebAssembly, the same engine `prisma migrate deploy` runs): what the runner records, Prisma reads as a
+ * clean history, and what Prisma records, the runner continues. SQLite's finer cases (table redefinitions,
+ * WAL, line endings) are unit tests in prisma/migrate.test.ts; PostgreSQL's are here, on a real server.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { PrismaPg } from '@prisma/adapter-pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { PrismaClient } from '@/generated/prisma-postgresql/client';
+import { postgresConnection } from '@/server/database-url';
+
+import { engineLayouts } from '../../prisma/engines';
+import { applyMigrations } from '../../prisma/migrate';
+import { committedMigrations, startSchemaEngine } from '../../prisma/schema-engine';
+import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
+import { projectRoot } from '../support/server';
+
+const { migrationsDir } = engineLayouts[testEngine];
+const committed = fs
+  .readdirSync(migrationsDir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+const noFilters = { externalTables: [], externalEnums: [] };
+const silent = () => {};
+
+const databases: TestDatabase[] = [];
+async function emptyDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase();
+  databases.push(database);
+  return database;
+}
+afterAll(async () => {
+  await Promise.all(databases.map((database) => database.drop()));
+});
+
+/** `_prisma_migrations`' columns as the engine's catalog describes them. */
+async function bookkeepingColumns(database: TestDatabase): Promise<string[]> {
+  const rows =
+    database.engine === 'sqlite'
+      ? await database.query<{ name: string; type: string; notnull: bigint; dflt_value: string | null }>("SELECT * FROM pragma_table_info('_prisma_migrations')")
+      : await database.query<{ name: string; type: string; notnull: string; dflt_value: string | null }>(
+          `SELECT column_name AS name, data_type || coalesce('(' || character_maximum_length || ')', '') AS type,
+                  is_nullable AS notnull, column_default AS dflt_value
+           FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
+        );
+  return rows.map((row) => `${row.name} ${row.type} ${String(row.notnull)} ${row.dflt_value}`);
+}
+
+describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
+  it('applies every committed migration to an empty database, and Prisma reads the history as clean', async () => {
+    const database = await emptyDatabase();
+    const { applied } = await applyMigrations({ databaseUrl: database.url, log: silent });
+    expect(applied).toEqual(committed);
+
+    const { engine, close } = await startSchemaEngine(database.url);
+    try {
+      const diagnosis = await engine.diagnoseMigrationHistory({
+        migrationsList: committedMigrations(database.url),
+        optInToShadowDatabase: false,
+        filters: noFilters,
+      });
+      expect(diagnosis).toEqual({ hasMigrationsTable: true, history: null, failedMigrationNames: [], editedMigrationNames: [] });
+    } finally {
+      await close();
+    }
+  });
+
+  it("continues a history Prisma's engine wrote, and keeps the same bookkeeping table", async () => {
+    const byPrisma = await emptyDatabase();
+    const { engine, close } = await startSchemaEngine(byPrisma.url);
+    try {
+      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters: noFilters });
+      expect(appliedMigrationNames).toEqual(committed);
+    } finally {
+      await close();
+    }
+    const lines: string[] = [];
+    expect((await applyMigrations({ databaseUrl: byPrisma.url, log: (line) => lines.push(line) })).applied).toEqual([]);
+    expect(lines).toEqual(['database is up to date']);
+
+    const byRunner = await emptyDatabase();
+    await applyMigrations({ databaseUrl: byRunner.url, log: silent });
+    expect(await bookkeepingColumns(byRunner)).toEqual(await bookkeepingColumns(byPrisma));
+    expect(await byRunner.tables()).toEqual(expect.arrayContaining(await byPrisma.tables()));
+  });
+
+  it('applies each migration once when four processes start on one empty database together', { timeout: 60_000 }, async () => {
+    const database = await emptyDatabase();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-migrations-'));
+    try {
+      // Each process spins until a shared instant, so all of them race for the empty database at once.
+      const runnerPath = path.join(dir, 'runner.mjs');
+      fs.writeFileSync(
+        runnerPath,
+        `import { applyMigrations } from ${JSON.stringify(path.join(projectRoot, 'prisma', 'migrate.ts'))};
+const [startAt, databaseUrl] = process.argv.slice(2);
+while (Date.now() < Number(startAt)) {}
+const { applied } = await applyMigrations({ databaseUrl, log: () => {} });
+console.log(JSON.stringify(applied));
+`,
+      );
+      const startAt = String(Date.now() + 4_000);
+      const runs = Array.from({ length: 4 }, () =>
+        promisify(execFile)(process.execPath, ['--import', 'tsx', runnerPath, startAt, database.url], { cwd: projectRoot }),
+      );
+      const appliedByProcess = (await Promise.all(runs)).map(({ stdout }) => JSON.parse(stdout) as string[]);
+      expect(appliedByProcess.flat().sort()).toEqual(committed);
+      expect(await database.query('SELECT migration_name FROM _prisma_migrations')).toHaveLength(committed.length);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
+  let scratch: string;
+  beforeEach(() => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-pg-migrations-'));
+  });
+  afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+  function migrationsWith(name: string, script: string): string {
+    const dir = path.join(scratch, 'migrations');
+    fs.cpSync(migrationsDir, dir, { recursive: true });
+    fs.mkdirSync(path.join(dir, name));
+    fs.writeFileSync(path.join(dir, name, 'migration.sql'), script);
+    return dir;
+  }
+
+  it('rolls a failing migration back entirely, records nothing, and applies it once fixed', async () => {
+    const database = await emptyDatabase();
+    await applyMigrations({ databaseUrl: database.url, log: silent });
+    const name = '29990101000000_add_note';
+    const failing = migrationsWith(name, 'ALTER TABLE "Plant" ADD COLUMN "note" TEXT;\nSELECT no_such_function();\n');
+
+    await expect(applyMigrations({ databaseUrl: database.url, migrationsDir: failing, log: silent })).rejects.toThrow(`Migration ${name} failed`);
+    const columns = await database.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'Plant' AND column_name = 'note'");
+    expect(columns, 'the first statement of the failed migration is rolled back too').toEqual([]);
+    expect(await database.query('SELECT migration_name FROM _prisma_migrations WHERE migration_name = ?', [name])).toEqual([]);
+
+    fs.writeFileSync(path.join(failing, name, 'migration.sql'), 'ALTER TABLE "Plant" ADD COLUMN "note" TEXT;\n');
+    expect((await applyMigrations({ databaseUrl: database.url, migrationsDir: failing, log: silent })).applied).toEqual([name]);
+  });
+
+  it('refuses to run when an applied migration.sql was modified', async () => {
+    const database = await emptyDatabase();
+    await applyMigrations({ databaseUrl: database.url, log: silent });
+    const edited = path.join(scratch, 'edited');
+    fs.cpSync(migrationsDir, edited, { recursive: true });
+    fs.appendFileSync(path.join(edited, committed[0]!, 'migration.sql'), '\n-- edited\n');
+    await expect(applyMigrations({ databaseUrl: database.url, migrationsDir: edited, log: silent })).rejects.toThrow(/was modified after it was applied/);
+  });
+
+  it('refuses a schema that holds tables but no migration history', async () => {
+    const database = await emptyDatabase();
+    await database.execute('CREATE TABLE "Plant" (id BIGINT PRIMARY KEY)');
+    await expect(applyMigrations({ databaseUrl: database.url, log: silent })).rejects.toThrow(/not empty \(Plant\)/);
+  });
+
+  it('creates and uses the schema named by ?schema=, as Prisma does, with int64 ids intact', async () => {
+    const database = await emptyDatabase();
+    const url = `${database.url}?schema=plant_store`;
+    expect((await applyMigrations({ databaseUrl: url, log: silent })).applied).toEqual(committed);
+    const inSchema = await database.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'plant_store' ORDER BY table_name");
+    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'Plant', 'User', '_prisma_migrations']);
+    expect(await database.tables(), 'nothing in public').toEqual([]);
+
+    const { connectionString, schema } = postgresConnection(url);
+    const prisma = new PrismaClient({ adapter: new PrismaPg(connectionString, { schema }) });
+    try {
+      const owner = await prisma.user.create({ data: { name: 'ada' } });
+      for (const id of [9223372036854775807n, -9223372036854775808n]) await prisma.plant.create({ data: { id, name: 'Fern', ownerId: owner.id } });
+      const ids = (await prisma.plant.findMany({ orderBy: { id: 'asc' } })).map((plant) => plant.id);
+      expect(ids).toEqual([-9223372036854775808n, 9223372036854775807n]);
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+});
