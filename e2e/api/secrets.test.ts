@@ -129,7 +129,7 @@ describe('revoked and expired tokens', () => {
 
   it('accepts a token until its expiry and refuses it from then on', { timeout: 20_000 }, async () => {
     expiringAt = Date.now() + 3_000;
-    setExpiry(expiring.id, new Date(expiringAt));
+    await setExpiry(expiring.id, new Date(expiringAt));
     const client = recording(expiring.token);
     expectStatus(await client.get('/api/plants'), 200);
     expect(Date.now(), 'still before the expiry').toBeLessThan(expiringAt);

@@ -110,3 +110,22 @@ export function nextLink(response: ApiResponse): string | undefined {
 export function plantBody(id: bigint | number | string, name: string, tag?: string): string {
   return `{"id": ${id}, "name": ${JSON.stringify(name)}${tag === undefined ? '' : `, "tag": ${JSON.stringify(tag)}`}}`;
 }
+
+/**
+ * Polls with `client` until its token is refused (401, error 40101), failing if it is still accepted
+ * `boundMs` after `since`; resolves to the milliseconds it took. For revokes made by another process,
+ * which a server honours once its cached acceptance of the token lapses.
+ */
+export async function msUntilRefused(client: ApiClient, since: number, boundMs: number): Promise<number> {
+  for (;;) {
+    const response = await client.get('/api/plants?limit=1');
+    const elapsed = Date.now() - since;
+    if (response.status === 401) {
+      expectError(response, 401, 40101);
+      return elapsed;
+    }
+    expectStatus(response, 200);
+    expect(elapsed, `the token is still accepted ${elapsed} ms after its revoke (bound ${boundMs} ms)`).toBeLessThan(boundMs);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -7,6 +7,7 @@ import { db, isUniqueViolation } from '@/server/db';
 import { AppError } from '@/server/errors';
 
 import type { Actor } from './permissions';
+import { cacheGeneration, forgetAcceptedTokens, recallAcceptedToken, rememberAcceptedToken } from './token-cache';
 
 /**
  * Tokens look like `pst_<43 base64url characters>`: 256 random bits behind a fixed prefix that secret
@@ -44,6 +45,8 @@ export async function issueToken(options: { userName: string; role?: Role; expir
     update: options.role ? { role: options.role } : { name: options.userName },
     select: { id: true, name: true, role: true },
   });
+  // A role change applies to the user's tokens already in use: none may keep the old role from the cache.
+  if (options.role && existing && existing.role !== options.role) forgetAcceptedTokens();
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const prefix = token.slice(0, DISPLAY_PREFIX_LENGTH);
   const row = await db.apiToken.create({
@@ -73,10 +76,19 @@ export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
 
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
 
+/**
+ * A token accepted in the last few seconds is taken from the cache (token-cache.ts states the bound);
+ * anything else is looked up. Refusals are never cached: a client with a bad token pays a lookup, and
+ * the failed-authentication rate limit is what bounds those.
+ */
 export async function verifyToken(token: string, now = new Date()): Promise<TokenCheck> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
+  const hash = hashToken(token);
+  const recalled = recallAcceptedToken(hash, now);
+  if (recalled) return { ok: true, actor: recalled.actor, tokenId: recalled.tokenId };
+  const generation = cacheGeneration();
   const row = await db.apiToken.findUnique({
-    where: { hash: hashToken(token) },
+    where: { hash },
     select: {
       id: true,
       revokedAt: true,
@@ -91,7 +103,9 @@ export async function verifyToken(token: string, now = new Date()): Promise<Toke
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_PRECISION_MS) {
     await db.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now }, select: { id: true } });
   }
-  return { ok: true, actor: { userId: row.user.id, name: row.user.name, role: row.user.role }, tokenId: row.id };
+  const actor: Actor = { userId: row.user.id, name: row.user.name, role: row.user.role };
+  rememberAcceptedToken(hash, { actor, tokenId: row.id, expiresAt: row.expiresAt }, now, generation);
+  return { ok: true, actor, tokenId: row.id };
 }
 
 export type TokenSummary = {
@@ -124,5 +138,6 @@ export async function listTokens(): Promise<TokenSummary[]> {
 /** Returns false when there is no such token. Revoking twice keeps the first revocation time. */
 export async function revokeToken(id: number): Promise<boolean> {
   await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  forgetAcceptedTokens();
   return (await db.apiToken.count({ where: { id } })) > 0;
 }

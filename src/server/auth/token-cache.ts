@@ -1,0 +1,62 @@
+import 'server-only';
+
+import type { Actor } from './permissions';
+
+/**
+ * Accepted tokens, remembered for a few seconds so a busy client does not cost a database lookup per
+ * request. The bound is the price: a token revoked, expired early or demoted by another process (the
+ * token command, another instance) is still honoured here for at most this long. Changes made through
+ * this process take effect at once (`forgetAcceptedTokens`). `AUTH_CACHE_TTL_MS=0` turns it off.
+ */
+export const DEFAULT_AUTH_CACHE_TTL_MS = 5_000;
+const MAX_ENTRIES = 10_000;
+
+function ttlFromEnv(): number {
+  const raw = process.env.AUTH_CACHE_TTL_MS;
+  if (raw === undefined || raw === '') return DEFAULT_AUTH_CACHE_TTL_MS;
+  const ttl = Number(raw);
+  if (!Number.isInteger(ttl) || ttl < 0) throw new Error(`AUTH_CACHE_TTL_MS must be a whole number of milliseconds, got "${raw}"`);
+  return ttl;
+}
+
+export type AcceptedToken = { actor: Actor; tokenId: number; expiresAt: Date | null };
+type Entry = AcceptedToken & { cachedAt: number };
+
+/**
+ * One map per process, on globalThis: the REST fast path and Next.js's bundle each load this module,
+ * and a revoke through one must reach the copy the other reads.
+ */
+const store = globalThis as unknown as { plantStoreAcceptedTokens?: { ttlMs: number; entries: Map<string, Entry>; generation: number } };
+const cache = (store.plantStoreAcceptedTokens ??= { ttlMs: ttlFromEnv(), entries: new Map(), generation: 0 });
+
+/**
+ * Taken before a lookup and handed back with its result: a lookup that began before a revoke in this
+ * process may have read the token as valid, and must not put that back into the cache after the revoke.
+ */
+export function cacheGeneration(): number {
+  return cache.generation;
+}
+
+/** The cached acceptance of a token hash, if it is recent and the token has not expired since. */
+export function recallAcceptedToken(hash: string, now: Date): AcceptedToken | undefined {
+  const entry = cache.entries.get(hash);
+  if (entry === undefined) return undefined;
+  if (now.getTime() - entry.cachedAt >= cache.ttlMs || (entry.expiresAt !== null && entry.expiresAt <= now)) {
+    cache.entries.delete(hash);
+    return undefined;
+  }
+  return entry;
+}
+
+export function rememberAcceptedToken(hash: string, accepted: AcceptedToken, now: Date, lookedUpIn: number): void {
+  if (cache.ttlMs === 0 || lookedUpIn !== cache.generation) return;
+  // Oldest first out: a Map iterates in insertion order.
+  if (cache.entries.size >= MAX_ENTRIES) cache.entries.delete(cache.entries.keys().next().value!);
+  cache.entries.set(hash, { ...accepted, cachedAt: now.getTime() });
+}
+
+/** After a revoke or a role change in this process: nobody keeps access through a stale entry. */
+export function forgetAcceptedTokens(): void {
+  cache.generation++;
+  cache.entries.clear();
+}
