@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { AnyTRPCRouter } from '@trpc/server';
-import { createOpenApiFetchHandler } from 'trpc-to-openapi';
+import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 
 import { errorCatalog, type ErrorKind } from '@/server/errors';
 import { INTERNAL_ERROR_MESSAGE, type Problem, problemFromError } from '@/server/problems';
@@ -170,6 +170,57 @@ function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, su
   });
 }
 
+/** One procedure call in flight: what the library's shared callbacks need to know of it, and what they found. */
+type LibraryCall = {
+  context: Context;
+  route: RestRoute;
+  outcome?: { ok: true; json: string | null } | { ok: false; error: unknown; problem: Problem };
+};
+
+/** The request object trpc-to-openapi's node:http handler is given, with the call it belongs to. */
+type LibraryRequest = {
+  method: HttpMethod;
+  url: string;
+  headers: { get: (name: string) => string | null };
+  body: Record<string, unknown> | null;
+  query: Record<string, string[]>;
+  signal: AbortSignal;
+  call: LibraryCall;
+};
+
+type LibraryHandler = (request: LibraryRequest, response: { statusCode: number; setHeader: () => void; end: () => void }) => Promise<void>;
+
+const JSON_BODY_HEADERS = { get: (name: string) => (name === 'content-type' ? 'application/json' : null) };
+const NO_HEADERS = { get: () => null };
+/** Nothing aborts a call once the edge has the whole request; the library only passes its signal on. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * What the library reads of a request, ready-made: the path below the base path (still percent-encoded,
+ * as the library matches it), only the query parameters the procedure takes (the library collects the
+ * query into a plain object, where a parameter named `constructor` or `__proto__` would break it), and a
+ * body it can take as is (the procedure reads the exact one; the library's rounding no longer matters).
+ * It inherits from Request because that is how the library tells a fetch request, whose signal it takes
+ * as it stands, from an IncomingMessage, which it would convert into a whole new fetch Request first.
+ */
+function libraryRequest(url: URL, body: Record<string, unknown> | undefined, route: RestRoute, call: LibraryCall): LibraryRequest {
+  const query: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    if (route.queryParameters.includes(name)) (query[name] ??= []).push(value);
+  }
+  // Own data properties, because the Request prototype's getters would otherwise answer, and throw, for
+  // an object that is not a real Request.
+  return Object.create(Request.prototype, {
+    method: { value: route.method },
+    url: { value: url.pathname.slice(API_BASE_PATH.length) },
+    headers: { value: body ? JSON_BODY_HEADERS : NO_HEADERS },
+    body: { value: body ? {} : null },
+    query: { value: query },
+    signal: { value: NEVER_ABORTED },
+    call: { value: call },
+  }) as LibraryRequest;
+}
+
 const EXPOSED_HEADERS = 'Link, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, WWW-Authenticate';
 
 /**
@@ -214,32 +265,49 @@ export function createRestEdge(options: EdgeOptions) {
     return allowed.includes(origin) ? origin : undefined;
   }
 
-  async function callProcedure(request: Request, route: RestRoute, context: Context): Promise<Response> {
-    let outcome: { ok: true; json: string | null } | { ok: false; error: unknown; problem: Problem } | undefined;
-    const library = await createOpenApiFetchHandler({
-      req: request,
-      endpoint: API_BASE_PATH,
+  /**
+   * trpc-to-openapi's node:http handler, built on first use and kept: building it compiles the route
+   * regexps of every procedure (and, outside production, generates the whole OpenAPI document to check
+   * the router), which its fetch adapter did again on every request. What differs per request reaches
+   * the shared callbacks through the request object the library hands back.
+   */
+  let library: LibraryHandler | undefined;
+  function openApiLibrary(): LibraryHandler {
+    library ??= createOpenApiNodeHttpHandler({
       router,
-      createContext: () => context,
-      responseMeta: ({ data, errors }) => {
-        if (errors.length === 0) {
-          const [result] = data as unknown[];
-          outcome = { ok: true, json: result === undefined ? null : stringifyExactJson(result) };
+      createContext: ({ req }: { req: LibraryRequest }) => req.call.context,
+      responseMeta: ({ ctx, data, errors }: { ctx?: Context; data: unknown[]; errors: unknown[] }) => {
+        const call = ctx && callsByContext.get(ctx);
+        if (call && errors.length === 0) {
+          const [result] = data;
+          call.outcome = { ok: true, json: result === undefined ? null : stringifyExactJson(result) };
           // The library writes the body with JSON.stringify, which throws on bigint; this edge has written
           // it exactly above, so the library's copy is reduced to `null`.
           if (typeof result === 'object' && result !== null) Object.defineProperty(result, 'toJSON', { value: () => null });
         }
         return {};
       },
-      onError: ({ error }) => {
-        outcome = { ok: false, error, problem: placeProblem(problemFromError(error, context.exactRestInput), route) };
+      onError: ({ error, req }: { error: TRPCError; req: LibraryRequest }) => {
+        const { call } = req;
+        call.outcome = { ok: false, error, problem: placeProblem(problemFromError(error, call.context.exactRestInput), call.route) };
         // The library writes zod's issues into its own error body with JSON.stringify, which throws on
-        // the bigint bounds of an int64 issue and leaves the request hanging. This edge has read them
-        // above and never sends the library's body.
+        // the bigint bounds of an int64 issue and would fail the request. This edge has read them above
+        // and never sends the library's body.
         if (error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues)) error.cause.issues.length = 0;
       },
-    });
-    if (!outcome) throw new Error(`trpc-to-openapi answered ${library.status} without reaching the procedure`);
+    } as unknown as Parameters<typeof createOpenApiNodeHttpHandler>[0]) as unknown as LibraryHandler;
+    return library;
+  }
+  /** responseMeta is given the context only, not the request. */
+  const callsByContext = new WeakMap<Context, LibraryCall>();
+
+  async function callProcedure(url: URL, body: Record<string, unknown> | undefined, route: RestRoute, context: Context): Promise<Response> {
+    const call: LibraryCall = { context, route };
+    callsByContext.set(context, call);
+    const response = { statusCode: 0, setHeader() {}, end() {} };
+    await openApiLibrary()(libraryRequest(url, body, route, call), response);
+    const { outcome } = call;
+    if (!outcome) throw new Error(`trpc-to-openapi answered ${response.statusCode} without reaching the procedure`);
     if (!outcome.ok) {
       if (outcome.problem.kind === 'internal') throw outcome.error;
       return problemResponse(outcome.problem);
@@ -248,7 +316,7 @@ export function createRestEdge(options: EdgeOptions) {
     const headers: Record<string, string> = {};
     const { nextPageQuery } = context.responseHints;
     if (nextPageQuery) {
-      const next = new URL(request.url);
+      const next = new URL(url.pathname, url.origin);
       next.search = new URLSearchParams(nextPageQuery).toString();
       headers.Link = `<${next.href}>; rel="next"`;
     }
@@ -314,19 +382,7 @@ export function createRestEdge(options: EdgeOptions) {
     const hasBody = BODY_METHODS.has(route.method);
     const body = hasBody ? await readJsonObject(request) : undefined;
     context.exactRestInput = { ...body, ...pathValues };
-    // The library sees a body it can parse (its rounding no longer matters), a plain JSON content type,
-    // and only the query parameters the procedure takes: it collects the query into a plain object,
-    // where a parameter named `constructor` or `__proto__` would break it.
-    const forwardedUrl = new URL(url.pathname, url.origin);
-    for (const [name, value] of url.searchParams) {
-      if (route.queryParameters.includes(name)) forwardedUrl.searchParams.append(name, value);
-    }
-    const forwarded = new Request(forwardedUrl, {
-      method,
-      headers: hasBody ? { 'content-type': 'application/json' } : {},
-      body: hasBody ? '{}' : undefined,
-    });
-    const response = await callProcedure(forwarded, route, context);
+    const response = await callProcedure(url, body, route, context);
     return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
   }
 
