@@ -36,7 +36,10 @@ const USAGE = `usage: node node_modules/tsx/dist/cli.mjs bench/run.ts [options]
   --rounds=R           A/B rounds (default 2)
   --connections=N      concurrent connections (default 32)
   --scales=LIST        plant counts for the scale phase (default 10000,100000,1000000)
-  --keep               keep the temporary database folder`;
+  --keep               keep the temporary database folder
+  --baseline=DIR       also run the app as checked out in DIR (another commit, e.g. from git archive, with
+                       node_modules, src/generated and ${BENCH_DIST_DIR} linked) in the A/B rotation, so a
+                       change is measured against its parent in the same run, on the same database`;
 
 type Options = {
   quick: boolean;
@@ -54,6 +57,7 @@ type Options = {
   coldRuns: number;
   scales: number[];
   keep: boolean;
+  baseline: string | null;
 };
 
 function parseOptions(argv: string[]): Options {
@@ -63,7 +67,7 @@ function parseOptions(argv: string[]): Options {
     if (!match) throw new UsageError(`unknown argument: ${arg}`);
     flags.set(match[1]!, match[2] ?? true);
   }
-  const known = ['quick', 'rebuild', 'soak', 'profile', 'skip', 'seconds', 'rounds', 'connections', 'scales', 'keep', 'help'];
+  const known = ['quick', 'rebuild', 'soak', 'profile', 'skip', 'seconds', 'rounds', 'connections', 'scales', 'keep', 'baseline', 'help'];
   for (const name of flags.keys()) if (!known.includes(name)) throw new UsageError(`unknown option: --${name}`);
   if (flags.has('help')) throw new UsageError('');
   const number = (name: string, fallback: number) => {
@@ -95,6 +99,7 @@ function parseOptions(argv: string[]): Options {
     coldRuns: quick ? 1 : 3,
     scales: scales.sort((a, b) => a - b),
     keep: flags.has('keep'),
+    baseline: typeof flags.get('baseline') === 'string' ? path.resolve(String(flags.get('baseline'))) : null,
   };
 }
 
@@ -115,13 +120,14 @@ function appEnv(port: number, databaseUrl: string): Record<string, string> {
 }
 
 /** The app exactly as `npm start` runs it, but with node itself as the process (so its pid is the server's). */
-function startApp(port: number, databaseUrl: string, nodeFlags: string[] = []): Server {
+function startApp(port: number, databaseUrl: string, nodeFlags: string[] = [], baseline?: string): Server {
   return startProcess({
-    name: 'app',
+    name: baseline ? 'base' : 'app',
     command: process.execPath,
     args: [...nodeFlags, '--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'],
     env: appEnv(port, databaseUrl),
     port,
+    cwd: baseline,
   });
 }
 
@@ -246,6 +252,15 @@ async function main(): Promise<number> {
     let createCounter = 0n;
     const nextCreateId = () => CREATE_BASE + createCounter++;
     await contractCheck(app, floor, token, data, nextCreateId);
+    let base: Server | undefined;
+    if (options.baseline) {
+      base = startApp(await freePort(), databaseUrl, [], options.baseline);
+      running.add(base);
+      await waitFor200(base, '/api/health', performance.now());
+      await contractCheck(base, floor, token, data, nextCreateId);
+      console.log(`baseline app pid ${base.pid} from ${options.baseline}`);
+    }
+    const apps = base ? [app, base] : [app];
     console.log(`app pid ${app.pid} (children: ${appChildren.length}), floor pid ${floor.pid}; database ${dbFile}`);
     console.log(`first start on an empty database (migrate, first admin, Next.js prepare): ${int(firstStartMs)} ms; contract check passed`);
     results.setup = { buildSeconds, firstStartMs: Math.round(firstStartMs), appChildren: appChildren.length, databaseFile: dbFile };
@@ -287,7 +302,7 @@ async function main(): Promise<number> {
     if (!options.skip.has('ab')) {
       console.log(`\n## A/B: ${options.connections} connections, ${options.rounds} × ${options.seconds} s per server and workload`);
       const warmups: RunRecord[] = [];
-      for (const server of [app, floor]) {
+      for (const server of [...apps, floor]) {
         for (const workload of WORKLOADS) {
           const record = await run(server, workload, options.warmSeconds, 0);
           check(record, 'warm-up');
@@ -300,7 +315,7 @@ async function main(): Promise<number> {
       results.ab = { connections: options.connections, seconds: options.seconds, rounds: options.rounds, runs, warmups };
       for (const workload of WORKLOADS) {
         for (let round = 1; round <= options.rounds; round++) {
-          for (const server of [app, floor]) {
+          for (const server of [...apps, floor]) {
             const record = await run(server, workload, options.seconds, round);
             check(record, 'A/B');
             runs.push(record);
@@ -324,14 +339,22 @@ async function main(): Promise<number> {
         });
         const appSummary = summarise(of('app'));
         const floorSummary = summarise(of('floor'));
-        return { workload, app: appSummary, floor: floorSummary, ratio: Math.round((appSummary.reqPerSec / floorSummary.reqPerSec) * 1000) / 1000 };
+        const ratioToFloor = (records: ReturnType<typeof summarise>) => Math.round((records.reqPerSec / floorSummary.reqPerSec) * 1000) / 1000;
+        const baseSummary = base ? summarise(of('base')) : undefined;
+        return {
+          workload,
+          app: appSummary,
+          floor: floorSummary,
+          ratio: ratioToFloor(appSummary),
+          ...(baseSummary && { base: baseSummary, baseRatio: ratioToFloor(baseSummary) }),
+        };
       });
       results.ab = { connections: options.connections, seconds: options.seconds, rounds: options.rounds, summary, runs, warmups };
 
       const rows: (string | number)[][] = [];
       for (const entry of summary) {
-        for (const name of ['app', 'floor'] as const) {
-          const s = entry[name];
+        for (const name of ['app', ...(entry.base ? ['base' as const] : []), 'floor'] as const) {
+          const s = entry[name]!;
           rows.push([
             entry.workload,
             name,
@@ -344,12 +367,12 @@ async function main(): Promise<number> {
             fixed(s.cpuMsPer1k, 1),
             `${s.non2xx}${s.status5xx ? ` (${s.status5xx} 5xx!)` : ''}`,
             fixed(s.otherCpu),
-            name === 'app' ? fixed(entry.ratio) : '',
+            name === 'app' ? fixed(entry.ratio) : name === 'base' ? fixed(entry.baseRatio!) : '',
           ]);
         }
       }
       report.push(
-        `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s each, app and floor alternating`,
+        `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s each, ${base ? `app, base (${options.baseline}) and floor` : 'app and floor'} alternating`,
         '',
         table(
           ['workload', 'server', 'req/s', 'p50 ms', 'p99 ms (worst)', 'peak RSS MB', 'VmHWM MB', 'server CPU', 'CPU ms/1k req', 'non-2xx', 'others CPU', 'app/floor req/s'],

@@ -47,12 +47,21 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * Spawns `command args` in the project folder. `group` puts it in its own process group (for `npm start`,
+ * Spawns `command args` in the project folder (or `cwd`). `group` puts it in its own process group (for `npm start`,
  * whose server is a grandchild): stop() then signals that group, which holds only what this call started.
  */
-export function startProcess(options: { name: string; command: string; args: string[]; env: Record<string, string>; port: number; group?: boolean }): Server {
+export function startProcess(options: {
+  name: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  port: number;
+  group?: boolean;
+  /** Another checkout to run in (--baseline); the project folder otherwise. */
+  cwd?: string;
+}): Server {
   const child = spawn(options.command, options.args, {
-    cwd: projectRoot,
+    cwd: options.cwd ?? projectRoot,
     env: childEnv(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.group ?? false,

@@ -6,7 +6,7 @@ import next from 'next';
 import { errorCatalog, type ErrorKind } from '@/server/errors';
 import { logger } from '@/server/log';
 
-import { serveFetch } from './fetch-bridge';
+import { serveEdge } from './node-bridge';
 
 /** The REST door's paths, on the normalised path (`/api/docs/../plants` is `/api/plants`). */
 function isRestPath(pathname: string): boolean {
@@ -69,7 +69,7 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
   await app.prepare();
   const handleNext = app.getRequestHandler();
   // In development Next.js's route handler serves REST too, so edits to the edge reload like the rest.
-  const handleRest = options.dev ? undefined : (await import('@/server/rest/handler')).handleRestRequest;
+  const answerRest = options.dev ? undefined : (await import('@/server/rest/handler')).handleRestRequest.answer;
 
   // Once shutdown starts, every answer says `Connection: close`, so keep-alive clients stop sending on
   // connections that are about to go; otherwise a busy keep-alive connection is never idle, and the drain
@@ -91,7 +91,7 @@ export async function startHttpServer(options: { projectRoot: string; dev: boole
       return refuse(response, 'methodNotAllowed', `${request.method} is not served here`, { Allow: 'GET, HEAD, POST, DELETE, OPTIONS' });
     }
     const { pathname } = new URL(request.url ?? '/', 'http://localhost');
-    const handled = handleRest && isRestPath(pathname) ? serveFetch(handleRest, request, response) : handleNext(request, response);
+    const handled = answerRest && isRestPath(pathname) ? serveEdge(answerRest, request, response) : handleNext(request, response);
     handled.catch((error: unknown) => {
       logger.error({ err: error, path: pathname }, 'unhandled request failure');
       if (!response.headersSent) refuse(response, 'internal', 'the server failed to handle this request');
