@@ -59,6 +59,19 @@ async function readHistory(client: pg.Client): Promise<MigrationRecord[]> {
 }
 
 /**
+ * Prisma writes `BEGIN;` … `COMMIT;` into some PostgreSQL migrations (changing an enum's values). Inside the
+ * runner's own transaction that `COMMIT` would end it early, and a failure after it would leave half a
+ * migration with no record. The runner's transaction already makes the whole script atomic, so those lines
+ * are left out when it runs (the checksum is still the file's). Only whole lines of their own: a function
+ * body's `BEGIN` (no semicolon) or `END;` is not touched.
+ */
+const TRANSACTION_CONTROL_LINE = /^[ \t]*(BEGIN|COMMIT|START TRANSACTION)[ \t]*;[ \t]*(--[^\n]*)?$/gim;
+
+export function withoutTransactionControl(script: string): string {
+  return script.replace(TRANSACTION_CONTROL_LINE, '-- (run inside the migration runner\'s transaction) $&');
+}
+
+/**
  * The script and its bookkeeping row commit together, so a failure leaves the database as it was (Prisma runs
  * the script without a transaction of its own and records the failure instead). A script is sent as one
  * simple-protocol query, as Prisma sends it, so it may hold many statements.
@@ -66,7 +79,7 @@ async function readHistory(client: pg.Client): Promise<MigrationRecord[]> {
 async function applyMigration(client: pg.Client, migration: MigrationFile): Promise<void> {
   const startedAt = new Date();
   try {
-    await client.query(migration.script);
+    await client.query(withoutTransactionControl(migration.script));
   } catch (error) {
     throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
   }
@@ -89,12 +102,15 @@ export async function applyPostgresMigrations(
   try {
     // Several instances starting at once, or `prisma migrate deploy` beside them, take turns here; the one that
     // waited then finds the migrations recorded and applies nothing.
-    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_ID]);
-    if (schema !== undefined) {
-      // `?schema=` names the schema the app's queries use; Prisma creates it on first migrate, so do we.
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
-      await client.query(`SET search_path TO ${quoteIdentifier(schema)}`);
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PRISMA_ADVISORY_LOCK_ID]);
+    if (!rows[0]!.locked) {
+      log(`waiting for the migration lock (PostgreSQL advisory lock ${PRISMA_ADVISORY_LOCK_ID}): another instance or prisma migrate holds it`);
+      await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_ID]);
     }
+    // The app's queries name their schema: `?schema=`, else "public" (as Prisma's client does), whatever the
+    // role's own search_path would pick. Prisma creates a named schema on first migrate, so do we.
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    await client.query(`SET search_path TO ${quoteIdentifier(schema ?? 'public')}`);
     await ensureMigrationsTable(client);
     const applied: string[] = [];
     for (const migration of files) {

@@ -96,13 +96,13 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
     const database = await emptyDatabase();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-migrations-'));
     try {
-      // Each process spins until a shared instant, so all of them race for the empty database at once.
+      // Each process sleeps until a shared instant, so all of them race for the empty database at once.
       const runnerPath = path.join(dir, 'runner.mjs');
       fs.writeFileSync(
         runnerPath,
         `import { applyMigrations } from ${JSON.stringify(path.join(projectRoot, 'prisma', 'migrate.ts'))};
 const [startAt, databaseUrl] = process.argv.slice(2);
-while (Date.now() < Number(startAt)) {}
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(startAt) - Date.now()));
 const { applied } = await applyMigrations({ databaseUrl, log: () => {} });
 console.log(JSON.stringify(applied));
 `,
@@ -148,6 +148,39 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
 
     fs.writeFileSync(path.join(failing, name, 'migration.sql'), 'ALTER TABLE "Plant" ADD COLUMN "note" TEXT;\n');
     expect((await applyMigrations({ databaseUrl: database.url, migrationsDir: failing, log: silent })).applied).toEqual([name]);
+  });
+
+  it("keeps a script with Prisma's own BEGIN; … COMMIT; atomic: a failure after its COMMIT still undoes it all", async () => {
+    const database = await emptyDatabase();
+    await applyMigrations({ databaseUrl: database.url, log: silent });
+    const name = '29990101000000_change_role';
+    // The shape Prisma writes when an enum loses a value, with a failing statement after the COMMIT.
+    const script = [
+      '-- AlterEnum',
+      'BEGIN;',
+      'CREATE TYPE "Role_new" AS ENUM (\'admin\', \'member\', \'guest\');',
+      'COMMIT;',
+      'SELECT no_such_function();',
+      '',
+    ].join('\n');
+    const migrations = migrationsWith(name, script);
+
+    await expect(applyMigrations({ databaseUrl: database.url, migrationsDir: migrations, log: silent })).rejects.toThrow(`Migration ${name} failed`);
+    expect(await database.query("SELECT typname FROM pg_type WHERE typname = 'Role_new'"), 'the statements before the COMMIT are undone too').toEqual([]);
+    expect(await database.query('SELECT migration_name FROM _prisma_migrations WHERE migration_name = ?', [name])).toEqual([]);
+
+    fs.writeFileSync(path.join(migrations, name, 'migration.sql'), script.replace('SELECT no_such_function();\n', ''));
+    expect((await applyMigrations({ databaseUrl: database.url, migrationsDir: migrations, log: silent })).applied).toEqual([name]);
+    expect(await database.query("SELECT typname FROM pg_type WHERE typname = 'Role_new'")).toHaveLength(1);
+  });
+
+  it('puts the tables in "public" without ?schema=, where the app looks, whatever the role\'s search_path says', async () => {
+    const database = await emptyDatabase();
+    // A role whose own schema comes first on its search_path (common since PostgreSQL 15): "$user", public.
+    await database.execute('CREATE SCHEMA postgres');
+    await applyMigrations({ databaseUrl: database.url, log: silent });
+    const bySchema = await database.query<{ table_schema: string }>("SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name = 'Plant'");
+    expect(bySchema).toEqual([{ table_schema: 'public' }]);
   });
 
   it('refuses to run when an applied migration.sql was modified', async () => {
