@@ -245,13 +245,13 @@ describe('applyMigrations', () => {
   });
 
   it('applies a migration once when several processes start together', { timeout: 30_000 }, async () => {
-    // Each process spins until a shared instant, so all of them race for the fresh file at once.
+    // Each process sleeps until a shared instant, so all of them race for the fresh file at once.
     const runnerPath = path.join(tempDir, 'runner.mjs');
     fs.writeFileSync(
       runnerPath,
       `import { applyMigrations } from ${JSON.stringify(migrateModulePath)};
 const [startAt, databaseUrl] = process.argv.slice(2);
-while (Date.now() < Number(startAt)) {}
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(startAt) - Date.now()));
 const { applied } = await applyMigrations({ databaseUrl, log: () => {} });
 console.log(JSON.stringify(applied));
 `,

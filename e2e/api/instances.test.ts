@@ -25,10 +25,18 @@ async function checkedClient(running: RunningServer, token: string | null): Prom
   return api(running.baseUrl, token, (response) => conformance.expectConforms(response));
 }
 
+/** Starts two instances at once; when one fails, the other is stopped before the failure is passed on. */
+async function startPair(env?: Record<string, string>): Promise<[RunningServer, RunningServer]> {
+  const [one, other] = await Promise.allSettled([startServer({ database, env }), startServer({ database, env })]);
+  if (one.status === 'fulfilled' && other.status === 'fulfilled') return [one.value, other.value];
+  await Promise.all([one, other].map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)));
+  throw (one.status === 'rejected' ? one.reason : (other as PromiseRejectedResult).reason) as Error;
+}
+
 beforeAll(async () => {
   database = await createTestDatabase();
   // Both start on the empty database at once, as instances behind a load balancer do.
-  [first, second] = await Promise.all([startServer({ database }), startServer({ database })]);
+  [first, second] = await startPair();
   const printed = [first.adminToken, second.adminToken].filter((token) => token !== '');
   expect(printed, 'exactly one instance creates the first admin and prints its token').toHaveLength(1);
   adminToken = printed[0]!;
@@ -112,8 +120,9 @@ describe('a revoked token on both instances', () => {
     const clients = [await checkedClient(first, doomed.token), await checkedClient(second, doomed.token)];
     for (const client of clients) expectStatus(await client.get('/api/plants'), 200);
 
-    const revokedAt = Date.now();
     await first.revokeToken(doomed.id);
+    // The command has committed its revoke when it exits; the bound runs from there.
+    const revokedAt = Date.now();
     const refusedAfter = await Promise.all(clients.map((client) => msUntilRefused(client, revokedAt, bound)));
     console.log(`[instances] revoked by the token command: refused after ${refusedAfter.join(' and ')} ms (bound ${DEFAULT_AUTH_CACHE_TTL_MS} ms)`);
   });
@@ -126,7 +135,7 @@ describe('rate limits', () => {
   beforeAll(async () => {
     // A burst of 10 that refills one request per 100 s: what each instance serves is its own burst.
     const env = { RATE_LIMIT_PER_TOKEN: '10/0.01' };
-    [limitedFirst, limitedSecond] = await Promise.all([startServer({ database, env }), startServer({ database, env })]);
+    [limitedFirst, limitedSecond] = await startPair(env);
   }, 180_000);
 
   afterAll(async () => {

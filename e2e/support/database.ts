@@ -110,7 +110,9 @@ function postgresDatabase(serverUrl: string, name: string): TestDatabase {
         );
         return rows.map((row) => row.name);
       }),
-    dateTime: async (at) => at,
+    // Prisma keeps DateTimes as UTC in TIMESTAMP(3) (no zone). pg would send a Date with the machine's own
+    // offset, which PostgreSQL drops when it stores into a zoneless column; UTC text stores what Prisma reads.
+    dateTime: async (at) => at.toISOString().replace('Z', ''),
     filesOnDisk: () =>
       withClient(async (client) => {
         // What is committed may still sit in the WAL or in shared buffers: write it all out first.

@@ -75,15 +75,21 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const dataDir = path.join(root, 'data');
   const port = await freePort();
 
-  run(...as(path.join(binDir, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync']), 'initdb');
-  const serverOptions = [
-    `-p ${port}`,
-    "-c listen_addresses='127.0.0.1'",
-    `-c unix_socket_directories='${root}'`,
-    // Several test servers run at once, each with a connection pool, plus the tests' own clients.
-    '-c max_connections=300',
-  ].join(' ');
-  run(...as(path.join(binDir, 'pg_ctl'), ['-D', dataDir, '-l', path.join(root, 'server.log'), '-o', serverOptions, '-w', '-t', '60', 'start']), 'pg_ctl start');
+  try {
+    run(...as(path.join(binDir, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync']), 'initdb');
+    const serverOptions = [
+      `-p ${port}`,
+      "-c listen_addresses='127.0.0.1'",
+      `-c unix_socket_directories='${root}'`,
+      // Several test servers run at once, each with a connection pool, plus the tests' own clients.
+      '-c max_connections=300',
+    ].join(' ');
+    run(...as(path.join(binDir, 'pg_ctl'), ['-D', dataDir, '-l', path.join(root, 'server.log'), '-o', serverOptions, '-w', '-t', '60', 'start']), 'pg_ctl start');
+  } catch (error) {
+    spawnSync(...as(path.join(binDir, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', 'stop']), { stdio: 'ignore' });
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
 
   let stopped = false;
   return {

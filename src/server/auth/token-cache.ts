@@ -41,7 +41,9 @@ export function cacheGeneration(): number {
 export function recallAcceptedToken(hash: string, now: Date): AcceptedToken | undefined {
   const entry = cache.entries.get(hash);
   if (entry === undefined) return undefined;
-  if (now.getTime() - entry.cachedAt >= cache.ttlMs || (entry.expiresAt !== null && entry.expiresAt <= now)) {
+  const age = now.getTime() - entry.cachedAt;
+  // A negative age is the clock stepping back: the entry's real age is unknown, so it is dropped.
+  if (age < 0 || age >= cache.ttlMs || (entry.expiresAt !== null && entry.expiresAt <= now)) {
     cache.entries.delete(hash);
     return undefined;
   }

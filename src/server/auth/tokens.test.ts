@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/server/db';
 
 import { DEFAULT_AUTH_CACHE_TTL_MS } from './token-cache';
-import { issueToken, revokeToken, verifyToken } from './tokens';
+import { FIRST_ADMIN_NAME, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './tokens';
 
 const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
 
@@ -11,6 +11,22 @@ const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
 async function revokeBehindTheBack(tokenId: number): Promise<void> {
   await db.apiToken.update({ where: { id: tokenId }, data: { revokedAt: new Date() } });
 }
+
+// First in the file: it needs the empty database the unit setup gives each file.
+describe('issueFirstAdminToken', () => {
+  it('creates the admin and one token on an empty database, once when called twice at the same time', async () => {
+    const issued = await Promise.all([issueFirstAdminToken(), issueFirstAdminToken()]);
+    const created = issued.filter((result) => result !== null);
+    expect(created).toHaveLength(1);
+    expect(created[0]!.user).toMatchObject({ name: FIRST_ADMIN_NAME, role: 'admin' });
+    expect(await verifyToken(created[0]!.token)).toMatchObject({ ok: true, tokenId: created[0]!.id, actor: { role: 'admin' } });
+    expect(await db.apiToken.count()).toBe(1);
+  });
+
+  it('does nothing once there are users', async () => {
+    expect(await issueFirstAdminToken()).toBeNull();
+  });
+});
 
 describe('verifyToken and its cache of accepted tokens', () => {
   it('honours a revoke made elsewhere for at most the cache lifetime, then refuses', async () => {
@@ -21,6 +37,14 @@ describe('verifyToken and its cache of accepted tokens', () => {
 
     expect(await verifyToken(issued.token, later(acceptedAt, DEFAULT_AUTH_CACHE_TTL_MS - 1))).toMatchObject({ ok: true });
     expect(await verifyToken(issued.token, later(acceptedAt, DEFAULT_AUTH_CACHE_TTL_MS))).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('looks a token up again when the clock steps back, instead of trusting an entry of unknown age', async () => {
+    const issued = await issueToken({ userName: 'cache-clock' });
+    const acceptedAt = new Date();
+    expect(await verifyToken(issued.token, acceptedAt)).toMatchObject({ ok: true });
+    await revokeBehindTheBack(issued.id);
+    expect(await verifyToken(issued.token, later(acceptedAt, -60_000))).toEqual({ ok: false, reason: 'invalid' });
   });
 
   it('refuses at once a token revoked through this process', async () => {

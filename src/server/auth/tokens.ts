@@ -24,6 +24,12 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** A fresh token, the hash that is stored in its place, and the prefix kept for display. */
+function newToken(): { token: string; hash: string; prefix: string } {
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  return { token, hash: hashToken(token), prefix: token.slice(0, DISPLAY_PREFIX_LENGTH) };
+}
+
 export type IssuedToken = { id: number; token: string; prefix: string; user: Actor; createdUser: boolean };
 
 /**
@@ -45,12 +51,12 @@ export async function issueToken(options: { userName: string; role?: Role; expir
     update: options.role ? { role: options.role } : { name: options.userName },
     select: { id: true, name: true, role: true },
   });
-  // A role change applies to the user's tokens already in use: none may keep the old role from the cache.
-  if (options.role && existing && existing.role !== options.role) forgetAcceptedTokens();
-  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  const prefix = token.slice(0, DISPLAY_PREFIX_LENGTH);
+  // A role given may have changed the user's role, also when another request changed it meanwhile: no token
+  // of theirs may keep the old role from the cache.
+  if (options.role) forgetAcceptedTokens();
+  const { token, hash, prefix } = newToken();
   const row = await db.apiToken.create({
-    data: { userId: user.id, hash: hashToken(token), prefix, expiresAt: options.expiresAt ?? null },
+    data: { userId: user.id, hash, prefix, expiresAt: options.expiresAt ?? null },
     select: { id: true },
   });
   return { id: row.id, token, prefix, user: { userId: user.id, name: user.name, role: user.role }, createdUser: !existing };
@@ -61,17 +67,22 @@ export const FIRST_ADMIN_NAME = 'admin';
 /**
  * On an empty database: creates the user "admin" and its first token. Several instances may start on one
  * empty PostgreSQL database at the same moment; the unique user name lets exactly one of them do it, so
- * one token is printed, not one per instance. Null when there were users already.
+ * one token is printed, not one per instance. User and token are one write, so a crash between the two
+ * cannot leave an admin whose token was never shown. Null when there were users already.
  */
 export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
   if ((await db.user.count()) > 0) return null;
+  const { token, hash, prefix } = newToken();
   try {
-    await db.user.create({ data: { name: FIRST_ADMIN_NAME, role: 'admin' }, select: { id: true } });
+    const user = await db.user.create({
+      data: { name: FIRST_ADMIN_NAME, role: 'admin', tokens: { create: { hash, prefix } } },
+      select: { id: true, name: true, role: true, tokens: { select: { id: true } } },
+    });
+    return { id: user.tokens[0]!.id, token, prefix, user: { userId: user.id, name: user.name, role: user.role }, createdUser: true };
   } catch (error) {
     if (isUniqueViolation(error)) return null;
     throw error;
   }
-  return issueToken({ userName: FIRST_ADMIN_NAME, role: 'admin' });
 }
 
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
