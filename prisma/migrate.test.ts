@@ -1,20 +1,18 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '../src/generated/prisma/client';
+import { applyMigrationsInProcesses } from '../src/test/migrations-in-parallel';
+
 import { applyMigrations, databaseFilePath } from './migrate';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const migrateModulePath = fileURLToPath(new URL('./migrate.ts', import.meta.url));
 const committedMigrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 const initMigration = fs.readdirSync(committedMigrationsDir).find((name) => name.endsWith('_init'));
 if (!initMigration) throw new Error(`no *_init migration in ${committedMigrationsDir}`);
@@ -245,23 +243,8 @@ describe('applyMigrations', () => {
   });
 
   it('applies a migration once when several processes start together', { timeout: 30_000 }, async () => {
-    // Each process sleeps until a shared instant, so all of them race for the fresh file at once.
-    const runnerPath = path.join(tempDir, 'runner.mjs');
-    fs.writeFileSync(
-      runnerPath,
-      `import { applyMigrations } from ${JSON.stringify(migrateModulePath)};
-const [startAt, databaseUrl] = process.argv.slice(2);
-Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(startAt) - Date.now()));
-const { applied } = await applyMigrations({ databaseUrl, log: () => {} });
-console.log(JSON.stringify(applied));
-`,
-    );
-    const startAt = String(Date.now() + 3_000);
-    const runs = Array.from({ length: 4 }, () =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', runnerPath, startAt, databaseUrl], { cwd: repoRoot }),
-    );
-
-    const appliedByProcess = (await Promise.all(runs)).map(({ stdout }) => JSON.parse(stdout) as string[]);
+    // All of them race for the fresh file at one instant.
+    const appliedByProcess = await applyMigrationsInProcesses(databaseUrl, 4, 3_000);
 
     expect(appliedByProcess.flat()).toEqual([initMigration]);
     expect(migrationRows()).toHaveLength(1);

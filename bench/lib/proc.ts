@@ -1,22 +1,13 @@
 /** Child servers: start, wait for, measure (RSS, CPU from /proc) and stop, each by its own pid. */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+
+import { waitForExit } from '../../e2e/support/processes';
 
 import { projectRoot } from './paths';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port from listen(0)'));
-      probe.close(() => resolve(address.port));
-    });
-  });
-}
+// The suites' helpers: one way to find a free port and to wait for a server to exit.
+export { freePort } from '../../e2e/support/processes';
 
 /** Our environment without NODE_ENV (start.ts sets production itself), plus `extra`. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -34,17 +25,6 @@ export type Server = {
   /** SIGTERM to the pid (or its process group when started as a group), then waits; SIGKILL after 15 s. */
   stop: () => Promise<void>;
 };
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
 
 /**
  * Spawns `command args` in the project folder (or `cwd`). `group` puts it in its own process group (for `npm start`,

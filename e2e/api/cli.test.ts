@@ -6,18 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/auth/token-cache';
 
-import { expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
-import { loadConformance } from './helpers/openapi-conformance';
+import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, type CliResult, type RunningServer, runCommand, runTokenCli, startServer } from '../support/server';
+import { type CliResult, type RunningServer, runCommand, runTokenCli, startServer } from '../support/server';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
-/** A client for a server started here, with the OpenAPI check that every file applies. */
-async function checkedClient(running: RunningServer, token: string) {
-  const conformance = await loadConformance(running.baseUrl);
-  return api(running.baseUrl, token, (response) => conformance.expectConforms(response));
-}
 
 describe('token command', () => {
   const server = setupServer();

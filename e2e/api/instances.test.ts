@@ -10,20 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/auth/token-cache';
 
-import { expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
-import { loadConformance } from './helpers/openapi-conformance';
+import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, type ApiClient, type RunningServer, startServer } from '../support/server';
+import { api, type RunningServer, startServer } from '../support/server';
 
 let database: TestDatabase;
 let first: RunningServer;
 let second: RunningServer;
 let adminToken: string;
 
-async function checkedClient(running: RunningServer, token: string | null): Promise<ApiClient> {
-  const conformance = await loadConformance(running.baseUrl);
-  return api(running.baseUrl, token, (response) => conformance.expectConforms(response));
-}
 
 /** Starts two instances at once; when one fails, the other is stopped before the failure is passed on. */
 async function startPair(env?: Record<string, string>): Promise<[RunningServer, RunningServer]> {

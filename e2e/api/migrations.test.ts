@@ -4,23 +4,21 @@
  * clean history, and what Prisma records, the runner continues. SQLite's finer cases (table redefinitions,
  * WAL, line endings) are unit tests in prisma/migrate.test.ts; PostgreSQL's are here, on a real server.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { PrismaPg } from '@prisma/adapter-pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma-postgresql/client';
 import { postgresConnection } from '@/server/database-url';
+import { applyMigrationsInProcesses } from '@/test/migrations-in-parallel';
 
 import { engineLayouts } from '../../prisma/engines';
 import { applyMigrations } from '../../prisma/migrate';
 import { committedMigrations, startSchemaEngine } from '../../prisma/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
-import { projectRoot } from '../support/server';
 
 const { migrationsDir } = engineLayouts[testEngine];
 const committed = fs
@@ -94,29 +92,10 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
 
   it('applies each migration once when four processes start on one empty database together', { timeout: 60_000 }, async () => {
     const database = await emptyDatabase();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-migrations-'));
-    try {
-      // Each process sleeps until a shared instant, so all of them race for the empty database at once.
-      const runnerPath = path.join(dir, 'runner.mjs');
-      fs.writeFileSync(
-        runnerPath,
-        `import { applyMigrations } from ${JSON.stringify(path.join(projectRoot, 'prisma', 'migrate.ts'))};
-const [startAt, databaseUrl] = process.argv.slice(2);
-Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, Number(startAt) - Date.now()));
-const { applied } = await applyMigrations({ databaseUrl, log: () => {} });
-console.log(JSON.stringify(applied));
-`,
-      );
-      const startAt = String(Date.now() + 4_000);
-      const runs = Array.from({ length: 4 }, () =>
-        promisify(execFile)(process.execPath, ['--import', 'tsx', runnerPath, startAt, database.url], { cwd: projectRoot }),
-      );
-      const appliedByProcess = (await Promise.all(runs)).map(({ stdout }) => JSON.parse(stdout) as string[]);
-      expect(appliedByProcess.flat().sort()).toEqual(committed);
-      expect(await database.query('SELECT migration_name FROM _prisma_migrations')).toHaveLength(committed.length);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    // All of them race for the empty database at one instant.
+    const appliedByProcess = await applyMigrationsInProcesses(database.url, 4, 4_000);
+    expect(appliedByProcess.flat().sort()).toEqual(committed);
+    expect(await database.query('SELECT migration_name FROM _prisma_migrations')).toHaveLength(committed.length);
   });
 });
 

@@ -8,10 +8,11 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { freePort } from './processes';
 
 export type PrivatePostgres = {
   /** `postgresql://postgres@127.0.0.1:<port>/postgres`: a superuser, trusted on loopback only. */
@@ -33,17 +34,6 @@ export function postgresBinDir(): string | undefined {
   return newest === undefined ? undefined : path.join(debianRoot, newest, 'bin');
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port from listen(0)'));
-      probe.close(() => resolve(address.port));
-    });
-  });
-}
 
 /**
  * PostgreSQL refuses to run as root. As root (CI, containers) the server runs as the `postgres` account

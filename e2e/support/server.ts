@@ -3,14 +3,14 @@
  * (a SQLite file, or a PostgreSQL database under TEST_DATABASE=postgresql: ./database.ts) and port, and
  * talks to it over HTTP. No mocks: what the tests see is what a client sees.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import path from 'node:path';
 
 import { isInteger, parse } from 'lossless-json';
 
 import { createTestDatabase, type TestDatabase } from './database';
+import { freePort, waitForExit } from './processes';
 import { childEnv, projectRoot } from './test-build';
 
 export { childEnv, projectRoot };
@@ -22,18 +22,6 @@ const STOP_TIMEOUT_MS = 15_000;
 /** A request that gets no answer in this time has hung the server; fail it before the test times out. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port from listen(0)'));
-      probe.close(() => resolve(address.port));
-    });
-  });
-}
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
@@ -99,17 +87,6 @@ export type RunningServer = {
   /** Settles when the server exits, with its exit code or signal. */
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
 
 /**
  * `database`: start on a database of the caller's (a restart, or a second instance); it is then left alone

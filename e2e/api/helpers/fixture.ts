@@ -43,6 +43,12 @@ export function setupServer(options: { env?: Record<string, string> } = {}): Tes
   return context;
 }
 
+/** A client for a server a file started itself, with the OpenAPI check every client from here applies. */
+export async function checkedClient(running: RunningServer, token: string | null): Promise<ApiClient> {
+  const conformance = await loadConformance(running.baseUrl);
+  return api(running.baseUrl, token, (response) => conformance.expectConforms(response));
+}
+
 /** Ids unique within a file, spread so files and tests do not step on each other. */
 export function idSource(start: bigint): () => bigint {
   let next = start;
