@@ -1,7 +1,7 @@
 import { defineConfig } from 'prisma/config';
 
-import { engineLayouts } from './prisma/engines';
-import { databaseEngine, DEFAULT_DATABASE_URL } from './src/server/database-url';
+import { engineLayouts } from './src/server/db/engines';
+import { databaseEngine, DEFAULT_DATABASE_URL } from './src/server/db/database-url';
 
 // Prisma 7 reads no .env file; the CLI gets the database from DATABASE_URL or the SQLite default, and the
 // schema and migrations of the engine that URL selects, as the app and its migration runner do.

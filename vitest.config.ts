@@ -15,7 +15,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'prisma/**/*.test.ts'],
+          include: ['src/**/*.test.ts'],
           environment: 'node',
           setupFiles: ['src/test/unit-setup.ts'],
           sequence: { groupOrder: 0 },

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/auth/token-cache';
+import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/tokens/cache';
 
 import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';

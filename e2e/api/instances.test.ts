@@ -8,7 +8,7 @@
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/auth/token-cache';
+import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/tokens/cache';
 
 import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -2,7 +2,7 @@
  * The migration runner on the suite's engine, held against Prisma's own schema engine (compiled to
  * WebAssembly, the same engine `prisma migrate deploy` runs): what the runner records, Prisma reads as a
  * clean history, and what Prisma records, the runner continues. SQLite's finer cases (table redefinitions,
- * WAL, line endings) are unit tests in prisma/migrate.test.ts; PostgreSQL's are here, on a real server.
+ * WAL, line endings) are unit tests in src/server/db/migrate.test.ts; PostgreSQL's are here, on a real server.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,12 +12,12 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma-postgresql/client';
-import { postgresConnection } from '@/server/database-url';
+import { postgresConnection } from '@/server/db/database-url';
 import { applyMigrationsInProcesses } from '@/test/migrations-in-parallel';
 
-import { engineLayouts } from '../../prisma/engines';
-import { applyMigrations } from '../../prisma/migrate';
-import { committedMigrations, startSchemaEngine } from '../../prisma/schema-engine';
+import { engineLayouts } from '@/server/db/engines';
+import { applyMigrations } from '@/server/db/migrate';
+import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
 
 const { migrationsDir } = engineLayouts[testEngine];

@@ -1,4 +1,4 @@
-import { AdminApp } from '@/components/AdminApp';
+import { AdminApp } from '@/ui/AdminApp';
 
 export default function HomePage() {
   return (

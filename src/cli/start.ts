@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { applyMigrations } from '../../prisma/migrate';
-import { DEFAULT_DATABASE_URL } from '../server/database-url';
+import { applyMigrations } from '@/server/db/migrate';
+import { DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
 const nextBin = path.join(projectRoot, 'node_modules', 'next', 'dist', 'bin', 'next');
@@ -20,7 +20,7 @@ const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? (dev ? 'development' : 'production'), DATABASE_URL: databaseUrl });
 
 async function createFirstAdmin(): Promise<void> {
-  const { issueFirstAdminToken } = await import('@/server/auth/tokens');
+  const { issueFirstAdminToken } = await import('@/server/tokens/service');
   const issued = await issueFirstAdminToken();
   if (!issued) return;
   const { token } = issued;
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const { logger } = await import('@/server/log');
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
-  await (await import('@/server/db')).databaseReady;
+  await (await import('@/server/db/client')).databaseReady;
   const { startHttpServer } = await import('@/server/http/server');
   const server = await startHttpServer({ projectRoot, dev, port: Number(port), hostname });
   console.log(`Plant Store is serving on http://${hostname}:${port} (${dev ? 'development' : 'production'})`);
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     process.once(signal, async () => {
       console.log(`${signal}: finishing the requests in flight, then stopping`);
       await server.close();
-      const { db } = await import('@/server/db');
+      const { db } = await import('@/server/db/client');
       await db.$disconnect();
       process.exit(0);
     });

@@ -8,8 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 
-import { applyMigrations } from '../../prisma/migrate';
-import { DEFAULT_DATABASE_URL } from '../server/database-url';
+import { applyMigrations } from '@/server/db/migrate';
+import { DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<void> {
   // Migration notes go to stderr: stdout is for what scripts read (the token on the last line, the list).
   await applyMigrations({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, log: console.error });
   // Imported after migrating: the data layer opens the database when it loads.
-  const { issueToken, listTokens, revokeToken } = await import('@/server/auth/tokens');
+  const { issueToken, listTokens, revokeToken } = await import('@/server/tokens/service');
   databaseOpened = true;
 
   if (command === 'create') {
@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<void> {
 /** A PostgreSQL pool keeps the process alive until its idle connections time out; close it when done. */
 let databaseOpened = false;
 async function closeDatabase(): Promise<void> {
-  if (databaseOpened) await (await import('@/server/db')).db.$disconnect();
+  if (databaseOpened) await (await import('@/server/db/client')).db.$disconnect();
 }
 
 main(process.argv.slice(2))

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import type { core } from 'zod';
 
-import { AppError, type ErrorKind } from './errors';
+import { AppError, type ErrorKind } from '@/shared/errors';
 
 /** A failure as a client sees it, before a door renders it in its own wire format. */
 export type Problem = { kind: ErrorKind; message: string; field?: string };

@@ -1,7 +1,7 @@
-import { issueToken } from '@/server/auth/tokens';
-import { createContext } from '@/trpc/init';
-import { createCallerFactory } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { issueToken } from '@/server/tokens/service';
+import { createContext } from '@/server/trpc/init';
+import { createCallerFactory } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 const createCaller = createCallerFactory(appRouter);
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
-const migrateModulePath = path.join(projectRoot, 'prisma', 'migrate.ts');
+const migrateModulePath = path.join(projectRoot, 'src', 'server', 'db', 'migrate.ts');
 
 /**
  * Starts `processes` runners on `databaseUrl`; each sleeps until one shared instant `startInMs` from now

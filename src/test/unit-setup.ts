@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { applyMigrations } from '../../prisma/migrate';
+import { applyMigrations } from '@/server/db/migrate';
 
 const directory = mkdtempSync(path.join(tmpdir(), 'plant-store-unit-'));
 process.env.DATABASE_URL = `file:${path.join(directory, 'unit.db')}`;

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { BODY_LIMIT_BYTES, createRestEdge } from '@/server/rest/edge';
 import { signIn } from '@/test/actors';
-import { createContext } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { createContext } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 import { headerValue, NodeBodyReader, serveEdge, wireHeaders } from './node-bridge';
 

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 
 import next from 'next';
 
-import { errorCatalog, type ErrorKind } from '@/server/errors';
+import { errorCatalog, type ErrorKind } from '@/shared/errors';
 import { logger } from '@/server/log';
 
 import { serveEdge } from './node-bridge';

@@ -1,10 +1,10 @@
 import 'server-only';
 
 import { can, type Actor } from '@/server/auth/permissions';
-import { db, isUniqueViolation } from '@/server/db';
-import { AppError } from '@/server/errors';
+import { db, isUniqueViolation } from '@/server/db/client';
+import { AppError } from '@/shared/errors';
 
-import type { NewPlant, Plant } from './schema';
+import type { NewPlant, Plant } from '@/shared/plants';
 
 /** The only columns that leave the data layer: owner and timestamps stay inside. */
 const plantColumns = { id: true, name: true, tag: true } as const;

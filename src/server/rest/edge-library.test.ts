@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 
 import { signIn } from '@/test/actors';
-import { createContext } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { createContext } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 import { createRestEdge } from './edge';
 

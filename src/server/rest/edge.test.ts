@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { signIn } from '@/test/actors';
-import { type Context, createContext } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { type Context, createContext } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 import { BODY_LIMIT_BYTES, createRestEdge } from './edge';
 

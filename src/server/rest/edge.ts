@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 
-import { errorCatalog, type ErrorKind } from '@/server/errors';
+import { errorCatalog, type ErrorKind } from '@/shared/errors';
 import { INTERNAL_ERROR_MESSAGE, type Problem, problemFromError } from '@/server/problems';
-import type { Context } from '@/trpc/init';
+import type { Context } from '@/server/trpc/init';
 
 import { parseExactJson, stringifyExactJson } from './exact-json';
 import { buildOpenApiDocument } from './openapi';

@@ -1,9 +1,9 @@
 import 'server-only';
 
-import { db } from '@/server/db';
+import { db } from '@/server/db/client';
 import { logger } from '@/server/log';
-import { createContext } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { createContext } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 import { createRestEdge } from './edge';
 import { policyFromEnvironment } from './rate-limit';

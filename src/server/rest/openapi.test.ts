@@ -1,8 +1,8 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 
-import { errorCatalog } from '@/server/errors';
-import { appRouter } from '@/trpc/routers/_app';
+import { errorCatalog } from '@/shared/errors';
+import { appRouter } from '@/server/trpc/app-router';
 
 import { buildOpenApiDocument } from './openapi';
 

@@ -3,7 +3,7 @@ import { generateOpenApiDocument, type OpenApiBuilder, type OpenApiMeta } from '
 import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
-import { errorCatalog } from '@/server/errors';
+import { errorCatalog } from '@/shared/errors';
 
 export const API_VERSION = '1.0.0';
 

@@ -1,8 +1,8 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 
 import { logger } from '@/server/log';
-import { createContext } from '@/trpc/init';
-import { appRouter } from '@/trpc/routers/_app';
+import { createContext } from '@/server/trpc/init';
+import { appRouter } from '@/server/trpc/app-router';
 
 const handler = (request: Request) =>
   fetchRequestHandler({

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 
 import pg from 'pg';
 
-import { postgresConnection } from '../src/server/database-url';
+import { postgresConnection } from './database-url';
 
 import {
   assertHistoryContinuable,

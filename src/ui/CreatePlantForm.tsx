@@ -2,8 +2,8 @@
 
 import { type FormEvent, type RefObject, useRef, useState } from 'react';
 
-import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/server/plants/schema';
-import { trpc } from '@/trpc/client';
+import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/plants';
+import { trpc } from '@/ui/trpc';
 
 import { Field } from './Field';
 import { PLANT_FIELDS, type PlantField, type PlantFormErrors, type PlantFormValues, validatePlantForm } from './plant-form';

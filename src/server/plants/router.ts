@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 import { createPlant, deletePlant, listPlants } from '@/server/plants/service';
-import { listPlantsInput, newPlantSchema, PAGE_LIMIT_DEFAULT, plantIdParam, plantSchema } from '@/server/plants/schema';
-import { createTRPCRouter, protectedProcedure } from '@/trpc/init';
+import { listPlantsInput, newPlantSchema, PAGE_LIMIT_DEFAULT, plantIdParam, plantSchema } from '@/shared/plants';
+import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
 
 const tags = ['plants'];
 const unauthorized = { 401: 'The bearer token is missing or not valid' };

@@ -7,7 +7,7 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { type ReactNode, useEffect, useState } from 'react';
 import superjson from 'superjson';
 
-import type { AppRouter } from '@/trpc/routers/_app';
+import type { AppRouter } from '@/server/trpc/app-router';
 
 import { makeQueryClient } from './query-client';
 

@@ -1,11 +1,12 @@
 // Where each engine's schema and migrations live. SQLite keeps Prisma's default places (prisma/schema.prisma,
 // prisma/migrations) so the plain CLI works on it; PostgreSQL has the same model in prisma/postgresql/.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import type { DatabaseEngine } from '../src/server/database-url';
+import { projectRoot } from '../paths';
 
-const prismaDir = path.dirname(fileURLToPath(import.meta.url));
+import type { DatabaseEngine } from './database-url';
+
+const prismaDir = path.join(projectRoot, 'prisma');
 
 export type EngineLayout = {
   schemaPath: string;

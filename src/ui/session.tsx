@@ -4,8 +4,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { getQueryKey } from '@trpc/react-query';
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
 
-import { type RouterOutputs, trpc, TRPCReactProvider } from '@/trpc/client';
-import { httpStatusOf } from '@/trpc/query-client';
+import { type RouterOutputs, trpc, TRPCReactProvider } from '@/ui/trpc';
+import { httpStatusOf } from '@/ui/query-client';
 
 import { problemOf } from './problems';
 import { type Notice, tokenStore } from './session-store';

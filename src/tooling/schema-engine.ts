@@ -14,9 +14,9 @@ import {
 import * as schemaEngineBindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { MigrationList, SchemaEngine } from '@prisma/schema-engine-wasm/schema_engine_bg';
 
-import { databaseEngine, postgresConnection } from '../src/server/database-url';
+import { databaseEngine, postgresConnection } from '@/server/db/database-url';
 
-import { engineLayouts } from './engines';
+import { engineLayouts } from '@/server/db/engines';
 
 export const LOCKFILE_NAME = 'migration_lock.toml';
 

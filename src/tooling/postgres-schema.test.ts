@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { engineLayouts } from './engines';
+import { engineLayouts } from '@/server/db/engines';
 
 /** A schema without its generator and datasource blocks and comments: the models and enums, as written. */
 function modelsOf(schemaPath: string): string {

@@ -1,7 +1,7 @@
-import { createTRPCRouter, protectedProcedure } from '@/trpc/init';
+import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
 
-import { plantsRouter } from './plants';
-import { tokensRouter } from './tokens';
+import { plantsRouter } from '@/server/plants/router';
+import { tokensRouter } from '@/server/tokens/router';
 
 export const appRouter = createTRPCRouter({
   plants: plantsRouter,

@@ -8,12 +8,12 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { PrismaClient } from '../src/generated/prisma/client';
-import { applyMigrationsInProcesses } from '../src/test/migrations-in-parallel';
+import { PrismaClient } from '@/generated/prisma/client';
+import { applyMigrationsInProcesses } from '@/test/migrations-in-parallel';
 
 import { applyMigrations, databaseFilePath } from './migrate';
 
-const committedMigrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
+const committedMigrationsDir = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
 const initMigration = fs.readdirSync(committedMigrationsDir).find((name) => name.endsWith('_init'));
 if (!initMigration) throw new Error(`no *_init migration in ${committedMigrationsDir}`);
 const initScriptPath = path.join(committedMigrationsDir, initMigration, 'migration.sql');

@@ -8,7 +8,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
-import { databaseEngine, DEFAULT_DATABASE_URL, postgresConnection } from '@/server/database-url';
+import { databaseEngine, DEFAULT_DATABASE_URL, postgresConnection } from '@/server/db/database-url';
 
 /**
  * The data layer's one door to the database. DATABASE_URL picks the engine: `file:` is SQLite (embedded, one

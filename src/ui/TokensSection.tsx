@@ -2,8 +2,8 @@
 
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 
-import { userNameSchema } from '@/server/auth/schema';
-import { type RouterOutputs, trpc } from '@/trpc/client';
+import { userNameSchema } from '@/shared/users';
+import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from './ConfirmDialog';
 import { Field } from './Field';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-import { createTokenInput } from '@/server/auth/schema';
-import { issueToken, listTokens, revokeToken } from '@/server/auth/tokens';
-import { AppError } from '@/server/errors';
-import { createTRPCRouter, procedureNeeding } from '@/trpc/init';
+import { createTokenInput } from '@/shared/users';
+import { issueToken, listTokens, revokeToken } from '@/server/tokens/service';
+import { AppError } from '@/shared/errors';
+import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 
 const manageTokens = procedureNeeding('tokens:manage');
 

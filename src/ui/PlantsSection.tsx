@@ -4,7 +4,7 @@ import { keepPreviousData, type QueryKey, useQueryClient } from '@tanstack/react
 import { getQueryKey } from '@trpc/react-query';
 import { useId, useRef, useState } from 'react';
 
-import { type RouterOutputs, trpc } from '@/trpc/client';
+import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from './ConfirmDialog';
 import { CreatePlantForm } from './CreatePlantForm';

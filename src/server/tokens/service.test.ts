@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import { db } from '@/server/db';
+import { db } from '@/server/db/client';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from './token-cache';
-import { FIRST_ADMIN_NAME, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './tokens';
+import { DEFAULT_AUTH_CACHE_TTL_MS } from './cache';
+import { FIRST_ADMIN_NAME, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './service';
 
 const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
 

@@ -1,11 +1,7 @@
 // The project's migration runner (`npm start`, `npm run db:migrate`): applies the committed migrations of the engine
 // DATABASE_URL selects, because Prisma 7's CLI needs a native schema engine that not every machine can download. It
 // keeps `_prisma_migrations` exactly as Prisma does on that engine, so `prisma migrate deploy` can take over any time.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-import { databaseEngine, DEFAULT_DATABASE_URL } from '../src/server/database-url';
-
+import { databaseEngine } from './database-url';
 import { engineLayouts } from './engines';
 import { applyPostgresMigrations } from './migrate-postgresql';
 import { applySqliteMigrations } from './migrate-sqlite';
@@ -27,14 +23,4 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
   warnAboutMissingFiles(history, files, migrationsDir, log);
   if (applied.length === 0) log('database is up to date');
   return { applied };
-}
-
-const isRunDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isRunDirectly) {
-  try {
-    await applyMigrations({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL });
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    process.exitCode = 1;
-  }
 }

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 
-import { INT64_MAX, INT64_MIN } from '@/server/plants/schema';
+import { INT64_MAX, INT64_MIN } from '@/shared/plants';
 import { problemFromError } from '@/server/problems';
 import { signIn } from '@/test/actors';
 
@@ -113,8 +113,8 @@ describe('plants router', () => {
 
 describe('auth on procedures', () => {
   it('refuses a caller without a valid token', async () => {
-    const { createCallerFactory, createContext } = await import('@/trpc/init');
-    const { appRouter } = await import('@/trpc/routers/_app');
+    const { createCallerFactory, createContext } = await import('@/server/trpc/init');
+    const { appRouter } = await import('@/server/trpc/app-router');
     const anonymous = createCallerFactory(appRouter)(await createContext({ authorization: null }));
     const forged = createCallerFactory(appRouter)(await createContext({ authorization: `Bearer pst_${'A'.repeat(43)}` }));
     expect(await failureOf(anonymous.plants.list({}))).toMatchObject({ code: 'UNAUTHORIZED', kind: 'missingToken' });
@@ -132,14 +132,14 @@ describe('auth on procedures', () => {
     expect(summary).toMatchObject({ userName: 'router-newcomer', role: 'member', revokedAt: null });
     expect(JSON.stringify(listed)).not.toContain(created.token);
     await admin.caller.tokens.revoke({ id: created.id });
-    const { verifyToken } = await import('@/server/auth/tokens');
+    const { verifyToken } = await import('@/server/tokens/service');
     expect(await verifyToken(created.token)).toEqual({ ok: false, reason: 'invalid' });
   });
 });
 
 describe('durability', () => {
   it('syncs every commit to disk (synchronous=FULL) on the connection the app uses', async () => {
-    const { db, databaseReady } = await import('@/server/db');
+    const { db, databaseReady } = await import('@/server/db/client');
     await databaseReady;
     const rows = await db.$queryRawUnsafe<{ synchronous: bigint }[]>('PRAGMA synchronous');
     expect(rows.map((row) => Number(row.synchronous))).toEqual([2]);

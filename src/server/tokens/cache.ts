@@ -1,6 +1,6 @@
 import 'server-only';
 
-import type { Actor } from './permissions';
+import type { Actor } from '@/server/auth/permissions';
 
 /**
  * Accepted tokens, remembered for a few seconds so a busy client does not cost a database lookup per

@@ -1,6 +1,6 @@
 import './zod-browser';
 
-import { newPlantSchema, type NewPlant } from '@/server/plants/schema';
+import { newPlantSchema, type NewPlant } from '@/shared/plants';
 
 import { asSentence } from './problems';
 

@@ -5,8 +5,8 @@ import superjson from 'superjson';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 
 import { type Actor, can, type Permission } from '@/server/auth/permissions';
-import { verifyToken } from '@/server/auth/tokens';
-import { AppError, errorCatalog } from '@/server/errors';
+import { verifyToken } from '@/server/tokens/service';
+import { AppError, errorCatalog } from '@/shared/errors';
 import { problemFromError } from '@/server/problems';
 
 export type AuthState = { status: 'signedIn'; actor: Actor; tokenId: number } | { status: 'missing' } | { status: 'invalid' };

@@ -1,13 +1,13 @@
-// Authoring: `tsx prisma/new-migration.ts <name>` writes the next migration like `prisma migrate dev --create-only`,
-// with Prisma's schema engine compiled to WebAssembly (prisma/schema-engine.ts).
+// Authoring: `npm run db:new-migration -- <name>` writes the next migration like `prisma migrate dev --create-only`,
+// with Prisma's schema engine compiled to WebAssembly (src/tooling/schema-engine.ts).
 // SQLite by default (in memory); with DATABASE_URL=postgresql://… it writes prisma/postgresql/migrations/ and
 // needs that server for a throwaway shadow database (`node --import tsx e2e/support/postgres.ts` starts one).
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { databaseEngine, DEFAULT_DATABASE_URL } from '../src/server/database-url';
+import { databaseEngine, DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
-import { engineLayouts } from './engines';
+import { engineLayouts } from '@/server/db/engines';
 import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine } from './schema-engine';
 
 const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
@@ -32,7 +32,7 @@ function migrationTimestamp(now: Date): string {
 async function main(): Promise<void> {
   const name = migrationSlug(process.argv[2] ?? '');
   if (!name) {
-    console.error('usage: tsx prisma/new-migration.ts <name>');
+    console.error('usage: npm run db:new-migration -- <name>');
     process.exitCode = 1;
     return;
   }

@@ -3,11 +3,11 @@ import 'server-only';
 import { createHash, randomBytes } from 'node:crypto';
 
 import type { Role } from '@/generated/prisma/enums';
-import { db, isUniqueViolation } from '@/server/db';
-import { AppError } from '@/server/errors';
+import { db, isUniqueViolation } from '@/server/db/client';
+import { AppError } from '@/shared/errors';
 
-import type { Actor } from './permissions';
-import { cacheGeneration, forgetAcceptedTokens, recallAcceptedToken, rememberAcceptedToken } from './token-cache';
+import type { Actor } from '@/server/auth/permissions';
+import { cacheGeneration, forgetAcceptedTokens, recallAcceptedToken, rememberAcceptedToken } from './cache';
 
 /**
  * Tokens look like `pst_<43 base64url characters>`: 256 random bits behind a fixed prefix that secret
