@@ -24,7 +24,7 @@ export default defineConfig({
       {
         resolve: { alias },
         test: {
-          name: 'integration',
+          name: 'api',
           include: ['e2e/api/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['e2e/api/global-setup.ts'],

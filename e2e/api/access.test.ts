@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/server';
+import type { ApiClient, ApiResponse } from '../support/http-client';
 
 const server = setupServer();
 

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
-import type { ApiResponse, IssuedToken, RequestOptions } from '../support/server';
+import type { ApiResponse, RequestOptions } from '../support/http-client';
+import type { IssuedToken } from '../support/token-command';
 
 const server = setupServer();
 

@@ -4,11 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/tokens/cache';
+import { parseConfig } from '@/server/config';
+
+/** The default bound on how long another process may honour a revoked token. */
+const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
 
 import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type CliResult, type RunningServer, runCommand, runTokenCli, startServer } from '../support/server';
+import { type CliResult, runCommand, runTokenCli } from '../support/token-command';
+import { type RunningServer, startServer } from '../support/server-process';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 

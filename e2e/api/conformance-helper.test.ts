@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { createConformance, type OpenApiDocument } from './helpers/openapi-conformance';
-import { type ApiResponse, parseLossless } from '../support/server';
+import { type ApiResponse, parseLossless } from '../support/http-client';
 
 const document: OpenApiDocument = {
   openapi: '3.1.0',

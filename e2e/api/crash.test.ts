@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { nextLink, plantBody } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, describeExchange, type RunningServer, startServer } from '../support/server';
+import { api, describeExchange } from '../support/http-client';
+import { type RunningServer, startServer } from '../support/server-process';
 
 const KILLS = 3;
 const LOOPS = 16;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import http from 'node:http';
 
 import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { rawRequest } from '../support/server';
+import { rawRequest } from '../support/http-client';
 
 const server = setupServer();
 const nextId = idSource(1_000n);

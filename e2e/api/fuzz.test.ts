@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { expectNoInternalDetail, nextLink, setupServer } from './helpers/fixture';
 import { inlineRefs } from './helpers/openapi-conformance';
-import { parseLossless } from '../support/server';
+import { parseLossless } from '../support/http-client';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
 

@@ -8,11 +8,15 @@
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from '@/server/tokens/cache';
+import { parseConfig } from '@/server/config';
+
+/** The default bound on how long another process may honour a revoked token. */
+const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
 
 import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, type RunningServer, startServer } from '../support/server';
+import { api } from '../support/http-client';
+import { type RunningServer, startServer } from '../support/server-process';
 
 let database: TestDatabase;
 let first: RunningServer;

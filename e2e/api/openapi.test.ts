@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectJsonContentType, expectStatus, setupServer } from './helpers/fixture';
 import { bigintsToNumbers, inlineRefs, type OpenApiDocument } from './helpers/openapi-conformance';
-import type { ApiResponse } from '../support/server';
+import type { ApiResponse } from '../support/http-client';
 
 const server = setupServer();
 

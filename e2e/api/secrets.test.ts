@@ -10,7 +10,8 @@ import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import { type ApiClient, type ApiResponse, describeExchange, type IssuedToken, runTokenCli } from '../support/server';
+import { type ApiClient, type ApiResponse, describeExchange } from '../support/http-client';
+import { type IssuedToken, runTokenCli } from '../support/token-command';
 
 const server = setupServer();
 

@@ -10,8 +10,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { projectRoot, startServer } from '../support/server';
-import { ensureTestBuild } from '../support/test-build';
+import { projectRoot, startServer } from '../support/server-process';
+import { ensureTestBuild } from '../support/build';
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   if (process.env.E2E_BASE_URL && process.env.E2E_ADMIN_TOKEN) {

@@ -8,8 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 
+import { config, ConfigError } from '@/server/config';
 import { applyMigrations } from '@/server/db/migrate';
-import { DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -26,7 +26,7 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, ...rest] = positionals;
   // Migration notes go to stderr: stdout is for what scripts read (the token on the last line, the list).
-  await applyMigrations({ databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL, log: console.error });
+  await applyMigrations({ databaseUrl: config().DATABASE_URL, log: console.error });
   // Imported after migrating: the data layer opens the database when it loads.
   const { issueToken, listTokens, revokeToken } = await import('@/server/tokens/service');
   databaseOpened = true;
@@ -85,8 +85,9 @@ main(process.argv.slice(2))
       process.exitCode = 2;
       return;
     }
-    // An AppError is a refusal with a message for the person at the keyboard; anything else is a failure.
-    console.error(error instanceof Error && error.name === 'AppError' ? error.message : error);
+    // An AppError is a refusal with a message for the person at the keyboard, as is a bad environment;
+    // anything else is a failure.
+    console.error(error instanceof ConfigError || (error instanceof Error && error.name === 'AppError') ? error.message : error);
     process.exitCode = 1;
   })
   .finally(closeDatabase);

@@ -1,11 +1,20 @@
 import pino from 'pino';
 
+import { config } from './config';
+
 /**
  * Structured logs (one JSON object a line) on stdout. Nothing here ever sees a token: the edge logs
  * path, status, timing and user id, never headers or bodies; `redact` guards anything passed by mistake.
  */
 export const logger = pino({
-  level: process.env.LOG_LEVEL ?? 'info',
+  level: config().LOG_LEVEL,
   base: { service: 'plant-store' },
   redact: { paths: ['authorization', 'token', '*.authorization', '*.token', 'headers'], censor: '[redacted]' },
 });
+
+/** What the server's parts write to the log: pino's call shape, so tests can hand in a recorder instead. */
+export type Logger = {
+  info: (entry: Record<string, unknown>, message: string) => void;
+  warn: (entry: Record<string, unknown>, message: string) => void;
+  error: (entry: Record<string, unknown>, message: string) => void;
+};

@@ -11,6 +11,8 @@ export const INTERNAL_ERROR_MESSAGE = 'the server failed to handle this request;
 /** Failures tRPC itself raises, before any procedure runs. */
 const kindByTrpcCode: Partial<Record<TRPCError['code'], ErrorKind>> = {
   PARSE_ERROR: 'invalidJson',
+  // tRPC's own input reading (not JSON, not superjson, a batch that is not an object): the input is the client's.
+  BAD_REQUEST: 'invalidJson',
   NOT_FOUND: 'routeNotFound',
   METHOD_NOT_SUPPORTED: 'methodNotAllowed',
   PAYLOAD_TOO_LARGE: 'bodyTooLarge',
@@ -55,6 +57,10 @@ export function problemFromError(error: unknown, input: unknown): Problem {
   const inputRejected = !(error instanceof TRPCError) || error.code === 'BAD_REQUEST';
   if (inputRejected && isZodError(cause) && cause.issues[0]) return problemFromIssue(cause.issues[0], input);
   const kind = error instanceof TRPCError ? kindByTrpcCode[error.code] : undefined;
-  if (kind && error instanceof TRPCError) return { kind, message: error.message };
-  return { kind: 'internal', message: INTERNAL_ERROR_MESSAGE };
+  if (!kind || !(error instanceof TRPCError)) return { kind: 'internal', message: INTERNAL_ERROR_MESSAGE };
+  // tRPC's own messages are written for clients; one carried over from a library's exception is not,
+  // except JSON.parse's, which points at the client's mistake.
+  if (error.cause === undefined || error.cause === error) return { kind, message: error.message };
+  if (error.cause instanceof SyntaxError) return { kind, message: `the input is not valid JSON: ${error.cause.message}` };
+  return { kind, message: 'the input is not valid: it must be JSON as superjson writes it' };
 }

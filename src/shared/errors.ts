@@ -22,6 +22,7 @@ export const errorCatalog = {
     status: 400,
     meaning: 'The request is not valid HTTP, or its Host header is not a host name.',
   },
+  batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch has more calls than the server takes at once (10).' },
   lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
   invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },

@@ -74,8 +74,7 @@ function Shell() {
       <footer className="footer">
         <p>
           The REST API and its documentation:{' '}
-          {/* A route handler (Swagger UI), not a page of this app: a plain link, loaded in full. */}
-          {/* eslint-disable-next-line @next/next/no-html-link-for-pages */}
+          {/* Served by the server (Swagger UI), not a page of this app: a plain link, loaded in full. */}
           <a href="/api/docs">/api/docs</a>
         </p>
       </footer>

@@ -8,14 +8,15 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
-import { databaseEngine, DEFAULT_DATABASE_URL, postgresConnection } from '@/server/db/database-url';
+import { config } from '@/server/config';
+import { databaseEngine, postgresConnection } from '@/server/db/database-url';
 
 /**
  * The data layer's one door to the database. DATABASE_URL picks the engine: `file:` is SQLite (embedded, one
  * machine), `postgresql://` is PostgreSQL (several instances, several machines). Everything that differs
  * between the two stays in this file and in prisma/.
  */
-const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+const { DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, SQLITE_SYNCHRONOUS } = config();
 export const engine = databaseEngine(databaseUrl);
 
 /**
@@ -24,8 +25,6 @@ export const engine = databaseEngine(databaseUrl);
  */
 const BUSY_TIMEOUT_MS = 10_000;
 
-/** pg's pool default; PostgreSQL's own default allows 100 connections, so ten instances fit. */
-const POSTGRES_POOL_SIZE = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 /** A request waits this long for a pooled connection before it fails (as a 500) instead of hanging. */
 const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -77,7 +76,7 @@ function createPrismaClient() {
   if (engine === 'postgresql') {
     const { connectionString, schema } = postgresConnection(databaseUrl);
     const adapter = new PrismaPg(
-      { connectionString, max: POSTGRES_POOL_SIZE, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, application_name: 'plant-store' },
+      { connectionString, max: DATABASE_POOL_SIZE, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, application_name: 'plant-store' },
       { schema, statementNameGenerator: statementName },
     );
     // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
@@ -95,10 +94,7 @@ function createPrismaClient() {
   return new PrismaClient({ adapter });
 }
 
-// One client per process: Next.js dev reloads modules, and each reload would otherwise open the database again.
-const globalForDb = globalThis as unknown as { plantStoreDb?: PrismaClient };
-
-export const db: PrismaClient = (globalForDb.plantStoreDb ??= createPrismaClient());
+export const db: PrismaClient = createPrismaClient();
 
 /**
  * Resolves when the database is ready for requests; `npm start` awaits it before serving.
@@ -112,7 +108,7 @@ export const db: PrismaClient = (globalForDb.plantStoreDb ??= createPrismaClient
  */
 export const databaseReady: Promise<void> = (
   engine === 'sqlite'
-    ? db.$executeRawUnsafe(`PRAGMA synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`)
+    ? db.$executeRawUnsafe(`PRAGMA synchronous = ${SQLITE_SYNCHRONOUS === 'normal' ? 'NORMAL' : 'FULL'}`)
     : db.$queryRaw`SELECT 1`
 )
   // Prisma's promises run when first awaited; `then` sends the statement now, ahead of any query.

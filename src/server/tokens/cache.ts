@@ -1,6 +1,7 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
+import { config } from '@/server/config';
 
 /**
  * Accepted tokens, remembered for a few seconds so a busy client does not cost a database lookup per
@@ -8,26 +9,12 @@ import type { Actor } from '@/server/auth/permissions';
  * token command, another instance) is still honoured here for at most this long. Changes made through
  * this process take effect at once (`forgetAcceptedTokens`). `AUTH_CACHE_TTL_MS=0` turns it off.
  */
-export const DEFAULT_AUTH_CACHE_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
-
-function ttlFromEnv(): number {
-  const raw = process.env.AUTH_CACHE_TTL_MS;
-  if (raw === undefined || raw === '') return DEFAULT_AUTH_CACHE_TTL_MS;
-  const ttl = Number(raw);
-  if (!Number.isInteger(ttl) || ttl < 0) throw new Error(`AUTH_CACHE_TTL_MS must be a whole number of milliseconds, got "${raw}"`);
-  return ttl;
-}
 
 export type AcceptedToken = { actor: Actor; tokenId: number; expiresAt: Date | null };
 type Entry = AcceptedToken & { cachedAt: number };
 
-/**
- * One map per process, on globalThis: the REST fast path and Next.js's bundle each load this module,
- * and a revoke through one must reach the copy the other reads.
- */
-const store = globalThis as unknown as { plantStoreAcceptedTokens?: { ttlMs: number; entries: Map<string, Entry>; generation: number } };
-const cache = (store.plantStoreAcceptedTokens ??= { ttlMs: ttlFromEnv(), entries: new Map(), generation: 0 });
+const cache = { ttlMs: config().AUTH_CACHE_TTL_MS, entries: new Map<string, Entry>(), generation: 0 };
 
 /**
  * Taken before a lookup and handed back with its result: a lookup that began before a revoke in this

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { config } from '@/server/config';
 import { db } from '@/server/db/client';
 
-import { DEFAULT_AUTH_CACHE_TTL_MS } from './cache';
 import { FIRST_ADMIN_NAME, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './service';
 
 const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
@@ -35,8 +35,8 @@ describe('verifyToken and its cache of accepted tokens', () => {
     expect(await verifyToken(issued.token, acceptedAt)).toMatchObject({ ok: true, tokenId: issued.id });
     await revokeBehindTheBack(issued.id);
 
-    expect(await verifyToken(issued.token, later(acceptedAt, DEFAULT_AUTH_CACHE_TTL_MS - 1))).toMatchObject({ ok: true });
-    expect(await verifyToken(issued.token, later(acceptedAt, DEFAULT_AUTH_CACHE_TTL_MS))).toEqual({ ok: false, reason: 'invalid' });
+    expect(await verifyToken(issued.token, later(acceptedAt, config().AUTH_CACHE_TTL_MS - 1))).toMatchObject({ ok: true });
+    expect(await verifyToken(issued.token, later(acceptedAt, config().AUTH_CACHE_TTL_MS))).toEqual({ ok: false, reason: 'invalid' });
   });
 
   it('looks a token up again when the clock steps back, instead of trusting an entry of unknown age', async () => {

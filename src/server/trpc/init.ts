@@ -1,17 +1,23 @@
 import 'server-only';
 
+import { randomUUID } from 'node:crypto';
+
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
-import superjson from 'superjson';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 
-import { type Actor, can, type Permission } from '@/server/auth/permissions';
-import { verifyToken } from '@/server/tokens/service';
+import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
+import { can, type Permission } from '@/server/auth/permissions';
+import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { problemFromError } from '@/server/problems';
 
-export type AuthState = { status: 'signedIn'; actor: Actor; tokenId: number } | { status: 'missing' } | { status: 'invalid' };
+import { transformer } from './transformer';
+
+export type { AuthState };
 
 export type Context = {
+  /** The request's id: in its log line, in the X-Request-Id header, and in the message of a server fault. */
+  requestId: string;
+  /** Resolved by the front before either door runs, so both rate-limit the same token the same way. */
   auth: AuthState;
   /**
    * What a procedure tells the REST door beside its result. A shared object, since middlewares hand
@@ -21,26 +27,19 @@ export type Context = {
   responseHints: { nextPageQuery?: Record<string, string> };
   /**
    * The REST request's input exactly as sent: the JSON body with integers as bigint, path parameters
-   * percent-decoded. Set by the REST edge, because trpc-to-openapi parses bodies with JSON.parse, which
+   * percent-decoded. Set by the REST chain, because trpc-to-openapi parses bodies with JSON.parse, which
    * rounds int64 ids to the nearest double, and passes path parameters on still encoded.
    */
   exactRestInput?: Record<string, unknown>;
 };
 
-/** `Bearer <token>`, the scheme word in any case (RFC 6750 with RFC 9110's case-insensitive schemes). */
-const BEARER = /^bearer(?: +(.*))?$/i;
-
-export async function resolveAuth(authorization: string | null): Promise<AuthState> {
-  const match = authorization ? BEARER.exec(authorization.trim()) : null;
-  if (!match) return { status: 'missing' };
-  const token = match[1]?.trim();
-  if (!token) return { status: 'invalid' };
-  const check = await verifyToken(token);
-  return check.ok ? { status: 'signedIn', actor: check.actor, tokenId: check.tokenId } : { status: 'invalid' };
+export function contextFor(auth: AuthState, requestId: string = randomUUID()): Context {
+  return { requestId, auth, responseHints: {} };
 }
 
+/** A context for a caller outside HTTP (tests, scripts): the same bearer rule as the doors. */
 export async function createContext({ authorization }: { authorization: string | null }): Promise<Context> {
-  return { auth: await resolveAuth(authorization), responseHints: {} };
+  return contextFor(await resolveBearer(authorization));
 }
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -48,15 +47,28 @@ const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  408: 'TIMEOUT',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
 };
 
+/** An AppError as tRPC raises errors, with the code whose HTTP status matches the error's own. */
+export function asTrpcError(error: AppError): TRPCError {
+  return new TRPCError({ code: trpcCodeByStatus[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
+}
+
 const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({
-  transformer: superjson,
-  errorFormatter({ shape, error, input }) {
+  transformer,
+  errorFormatter({ shape, error, input, ctx }) {
     const problem = problemFromError(error, input);
+    const requestId = ctx?.requestId;
     return {
       ...shape,
-      message: problem.message,
+      message: problem.kind === 'internal' && requestId ? `${INTERNAL_ERROR_MESSAGE} (request id ${requestId})` : problem.message,
       data: {
         code: shape.data.code,
         httpStatus: errorCatalog[problem.kind].status,
@@ -74,10 +86,7 @@ export const createCallerFactory = t.createCallerFactory;
 /** AppErrors become TRPCErrors with the matching code, so the tRPC door answers with the right status. */
 const appErrorsAsTrpcErrors = t.middleware(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof AppError) {
-    const cause = result.error.cause;
-    throw new TRPCError({ code: trpcCodeByStatus[cause.status] ?? 'INTERNAL_SERVER_ERROR', message: cause.message, cause });
-  }
+  if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
   return result;
 });
 
@@ -93,9 +102,7 @@ export const publicProcedure = t.procedure.use(appErrorsAsTrpcErrors).use(exactR
 export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
   const { auth } = ctx;
   if (auth.status === 'signedIn') return next({ ctx: { actor: auth.actor } });
-  throw auth.status === 'missing'
-    ? new AppError('missingToken', 'a bearer token is required: send the header "Authorization: Bearer <token>"')
-    : new AppError('invalidToken', 'the bearer token is not valid: it is unknown, revoked or expired');
+  throw authFailure(auth.status);
 });
 
 export const procedureNeeding = (permission: Permission) =>

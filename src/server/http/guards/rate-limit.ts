@@ -12,7 +12,8 @@ export function createRateLimiter(policy: RateLimitPolicy, options: { maxKeys?: 
   const { maxKeys = 10_000, now = () => performance.now() } = options;
   const buckets = new Map<string, { tokens: number; updatedAt: number }>();
 
-  return function take(key: string): RateDecision {
+  /** Takes `cost` requests' worth at once (a tRPC batch of n calls costs n), or none when they are not all there. */
+  return function take(key: string, cost = 1): RateDecision {
     const time = now();
     const previous = buckets.get(key);
     const refilled = previous
@@ -20,25 +21,14 @@ export function createRateLimiter(policy: RateLimitPolicy, options: { maxKeys?: 
       : policy.burst;
     // Re-inserting keeps the Map in least-recently-used order for the eviction below.
     buckets.delete(key);
-    if (refilled < 1) {
+    if (refilled < cost) {
       buckets.set(key, { tokens: refilled, updatedAt: time });
-      return { allowed: false, retryAfterSeconds: Math.ceil((1 - refilled) / policy.perSecond), policy };
+      return { allowed: false, retryAfterSeconds: Math.ceil((Math.min(cost, policy.burst) - refilled) / policy.perSecond), policy };
     }
-    buckets.set(key, { tokens: refilled - 1, updatedAt: time });
+    buckets.set(key, { tokens: refilled - cost, updatedAt: time });
     if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
     return { allowed: true };
   };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
-
-/** `BURST/PER_SECOND` from the environment, e.g. `600/100`; `off` (or 0) turns the limit off. */
-export function policyFromEnvironment(value: string | undefined, fallback: RateLimitPolicy): RateLimitPolicy | null {
-  if (value === undefined || value.trim() === '') return fallback;
-  if (/^(off|0)$/i.test(value.trim())) return null;
-  const match = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
-  if (!match || Number(match[1]) < 1 || Number(match[2]) <= 0) {
-    throw new Error(`rate limit "${value}" is not BURST/PER_SECOND (e.g. 600/100) or off`);
-  }
-  return { burst: Number(match[1]), perSecond: Number(match[2]) };
-}

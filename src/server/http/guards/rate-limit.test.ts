@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { createRateLimiter, policyFromEnvironment } from './rate-limit';
+import { createRateLimiter } from './rate-limit';
 
 describe('rate limiter', () => {
   it('allows a burst, then refills at the given rate', () => {
@@ -25,12 +25,14 @@ describe('rate limiter', () => {
     expect(take('c').allowed).toBe(false);
   });
 
-  it('reads BURST/PER_SECOND or off from the environment', () => {
-    const fallback = { burst: 5, perSecond: 1 };
-    expect(policyFromEnvironment(undefined, fallback)).toBe(fallback);
-    expect(policyFromEnvironment('100/2.5', fallback)).toEqual({ burst: 100, perSecond: 2.5 });
-    expect(policyFromEnvironment('off', fallback)).toBeNull();
-    expect(policyFromEnvironment('0', fallback)).toBeNull();
-    expect(() => policyFromEnvironment('lots', fallback)).toThrow(/BURST\/PER_SECOND/);
+  it('charges a batch its number of calls, all or nothing', () => {
+    let time = 0;
+    const take = createRateLimiter({ burst: 10, perSecond: 1 }, { now: () => time });
+    expect(take('a', 8).allowed).toBe(true);
+    expect(take('a', 3)).toEqual({ allowed: false, retryAfterSeconds: 1, policy: { burst: 10, perSecond: 1 } });
+    expect(take('a', 2).allowed).toBe(true);
+    time += 3_000;
+    expect(take('a', 3).allowed).toBe(true);
+    expect(take('a', 1).allowed).toBe(false);
   });
 });

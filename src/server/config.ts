@@ -1,0 +1,142 @@
+import { z } from 'zod';
+
+import { databaseEngine, DEFAULT_DATABASE_URL } from './db/database-url';
+
+/**
+ * The one description of the environment the server, the token command and the migration runner read:
+ * every variable of the README's Configuration table, parsed once at start. A bad value stops the start
+ * with a message that names the variable and says what it accepts; nothing else reads process.env.
+ */
+
+/** `BURST/PER_SECOND` (a token bucket), or `off`. */
+const rateLimit = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .default(fallback)
+    .transform((value, context) => {
+      if (/^(off|0)$/i.test(value)) return null;
+      const match = /^(\d+)\s*\/\s*(\d+(?:\.\d+)?)$/.exec(value);
+      if (match && Number(match[1]) >= 1 && Number(match[2]) > 0) return { burst: Number(match[1]), perSecond: Number(match[2]) };
+      context.addIssue({ code: 'custom', message: 'is BURST/PER_SECOND with a burst of at least 1 (e.g. 600/100), or off' });
+      return z.NEVER;
+    });
+
+const wholeNumber = (fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}) =>
+  z
+    .string()
+    .trim()
+    .default(String(fallback))
+    .refine((value) => /^\d+$/.test(value) && Number(value) >= min && Number(value) <= max, {
+      message: `is a whole number from ${min} to ${max}`,
+    })
+    .transform(Number);
+
+const origin = z.string().refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'is a comma-separated list of origins such as https://app.example.com (scheme, host and port; no path), or *' },
+);
+
+const environmentSchema = z.object({
+  PORT: wholeNumber(3000, { max: 65535 }),
+  HOSTNAME_TO_BIND: z.string().trim().min(1).default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .default(DEFAULT_DATABASE_URL)
+    .refine(
+      (value) => {
+        try {
+          databaseEngine(value);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      // Never the value itself: it may carry a password.
+      { message: 'starts with file: (SQLite) or postgresql:// (PostgreSQL)' },
+    ),
+  DATABASE_POOL_SIZE: wholeNumber(10, { min: 1, max: 1000 }),
+  AUTH_CACHE_TTL_MS: wholeNumber(5000, { max: 3_600_000 }),
+  PUBLIC_URL: z
+    .string()
+    .trim()
+    .optional()
+    .refine(
+      (value) => {
+        if (value === undefined) return true;
+        try {
+          const url = new URL(value);
+          return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'is the http:// or https:// address people reach the service at, e.g. https://plants.example.com' },
+    )
+    .transform((value) => value?.replace(/\/+$/, '')),
+  RATE_LIMIT_PER_TOKEN: rateLimit('600/100'),
+  RATE_LIMIT_AUTH_FAILURES: rateLimit('60/1'),
+  TRUST_PROXY: z
+    .enum(['', '0', '1'], { message: 'is 1 (behind one reverse proxy) or 0' })
+    .default('')
+    .transform((value) => value === '1'),
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .trim()
+    .default('')
+    .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+    .pipe(z.array(z.union([z.literal('*'), origin])))
+    .transform((origins) => (origins.length === 0 ? null : origins.includes('*') ? ('*' as const) : origins)),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    message: 'is one of fatal, error, warn, info, debug, trace, silent',
+  }).default('info'),
+  SQLITE_SYNCHRONOUS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .default('full')
+    .pipe(z.enum(['full', 'normal'], { message: 'is full or normal' })),
+  MAX_CONNECTIONS: wholeNumber(10_000, { min: 1, max: 1_000_000 }),
+  MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(256, { min: 1, max: 1_000_000 }),
+});
+
+export type Config = z.output<typeof environmentSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Empty values count as unset, as a shell's `VAR= npm start` means. */
+function present(environment: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}
+
+export function parseConfig(environment: Record<string, string | undefined>): Config {
+  const result = environmentSchema.safeParse(present(environment));
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0]);
+    const shown = name === 'DATABASE_URL' ? '' : `="${String(environment[name]).slice(0, 100)}"`;
+    return `  ${name}${shown}: ${name} ${issue.message}`;
+  });
+  throw new ConfigError(`the environment is not valid:\n${lines.join('\n')}`);
+}
+
+let loaded: Config | undefined;
+
+/**
+ * The configuration of this process, read from the environment on first use. Entry points call it before
+ * anything else, so a bad value stops them with its message before any module relies on it.
+ */
+export function config(): Config {
+  loaded ??= parseConfig(process.env);
+  return loaded;
+}

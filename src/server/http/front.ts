@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { AnyTRPCRouter } from '@trpc/server';
+
+import type { Config } from '@/server/config';
+import type { Logger } from '@/server/log';
+import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
+
+import { DOCS_BASE_PATH, serveDocs } from './docs-door';
+import { createAuthGuard } from './guards/auth';
+import { logWhenAnswered } from './guards/request-log';
+import { API_HEADERS } from './guards/security-headers';
+import type { PagesDoor } from './pages';
+import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
+import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
+import { API_BASE_PATH, createRestChain } from './rest/chain';
+import { corsHeaders } from './rest/cors';
+import { buildOpenApiDocument } from './rest/openapi';
+import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
+
+export type FrontOptions = {
+  config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'>;
+  router: AnyTRPCRouter;
+  log: Logger;
+  /** Resolves when the database answers; `GET /api/health` reports it. */
+  checkHealth: () => Promise<void>;
+  pages: PagesDoor;
+};
+
+/** Methods some part of the server answers: what `OPTIONS *` lists. */
+const SERVER_METHODS = 'GET, HEAD, POST, PATCH, DELETE, OPTIONS';
+
+const under = (pathname: string, base: string) => pathname === base || pathname.startsWith(`${base}/`);
+
+/**
+ * The one front of the server. Every request passes the same guards in this order, then reaches its door:
+ *
+ *   request id and log line → request target and Host (400) → pages, or for /api: security headers →
+ *   tRPC door | docs | health and the OpenAPI document | REST chain
+ *
+ * Both API doors take the shared guards (rate limits per token and per address, body limit and timeouts)
+ * from the same instances, so a token has one bucket across both. Connection limits sit below this, in the
+ * node:http server (server.ts). Whatever goes wrong, the answer is an error in the door's format and a
+ * fault is logged under the request id, never a crash.
+ */
+export function createFront(options: FrontOptions) {
+  const { config, router, log, checkHealth, pages } = options;
+  const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
+  const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
+  const serveTrpc = createTrpcDoor({ router, authenticate, log });
+
+  let openApiJson: string | undefined;
+  /** Answered by the front itself, without a token. */
+  const serviceRoutes = new Map<string, () => Promise<Reply>>([
+    [
+      `${API_BASE_PATH}/health`,
+      async () => {
+        const reachable = await checkHealth().then(
+          () => true,
+          () => false,
+        );
+        if (!reachable) throw refuse('unavailable', 'the database cannot be reached');
+        return jsonReply(200, JSON.stringify({ status: 'ok', database: 'ok' }));
+      },
+    ],
+    [
+      `${API_BASE_PATH}/openapi.json`,
+      async () => {
+        openApiJson ??= JSON.stringify(buildOpenApiDocument(router));
+        return jsonReply(200, openApiJson, { 'Cache-Control': 'no-cache' });
+      },
+    ],
+  ]);
+
+  async function serveService(request: FrontRequest, answer: () => Promise<Reply>): Promise<Reply> {
+    request.trace.door = 'service';
+    if (request.method === 'GET' || request.method === 'HEAD') return answer();
+    const allow = { Allow: 'GET, HEAD, OPTIONS' };
+    if (request.method === 'OPTIONS') return jsonReply(204, null, allow);
+    throw refuse('methodNotAllowed', `${request.method} is not allowed on ${request.url.pathname}; use GET, HEAD`, allow);
+  }
+
+  function internalFailure(request: FrontRequest, error: unknown): Reply {
+    log.error({ requestId: request.id, method: request.method, path: request.url.pathname, err: error }, 'request failed');
+    return problemReply({ kind: 'internal', message: `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})` });
+  }
+
+  async function serveApi(request: FrontRequest, response: ServerResponse): Promise<void> {
+    for (const [name, value] of Object.entries(API_HEADERS)) response.setHeader(name, value);
+    const { pathname } = request.url;
+    if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
+    let reply: Reply;
+    try {
+      const service = serviceRoutes.get(pathname);
+      reply = under(pathname, DOCS_BASE_PATH)
+        ? await serveDocs(request)
+        : service
+          ? await serveService(request, service)
+          : await answerRest(request, response);
+    } catch (error) {
+      reply = error instanceof Refusal ? problemReply(error.problem, error.headers) : internalFailure(request, error);
+    }
+    if (request.trace.door !== 'docs') Object.assign(reply.headers, corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS));
+    writeReply(response, reply, { head: request.method === 'HEAD' });
+  }
+
+  return async function handle(raw: IncomingMessage, response: ServerResponse): Promise<void> {
+    const startedAt = performance.now();
+    const request: FrontRequest = {
+      id: randomUUID(),
+      raw,
+      method: raw.method ?? 'GET',
+      url: new URL(`${PLACEHOLDER_ORIGIN}/`),
+      clientAddress: clientAddress(raw, config.TRUST_PROXY),
+      trace: {},
+    };
+    response.setHeader('X-Request-Id', request.id);
+    logWhenAnswered(request, response, startedAt, log);
+    try {
+      const target = readTarget(raw);
+      if (target.kind === 'asterisk') {
+        request.trace.door = 'front';
+        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }));
+      }
+      request.url = target.url;
+      if (under(request.url.pathname, API_BASE_PATH)) await serveApi(request, response);
+      else await pages(request, response);
+    } catch (error) {
+      request.trace.door ??= 'front';
+      const reply = error instanceof Refusal ? problemReply(error.problem, { ...API_HEADERS, ...error.headers }) : internalFailure(request, error);
+      if (response.headersSent) response.destroy();
+      else writeReply(response, reply);
+    }
+  };
+}

@@ -1,0 +1,88 @@
+import type { AnyTRPCRouter } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+
+import { noSuchPath } from '../reply';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type RestRoute = {
+  method: HttpMethod;
+  /** As written in the procedure's meta, e.g. `/plants/{id}`. */
+  template: string;
+  pathParameters: string[];
+  /** Whether the route needs a bearer token (trpc-to-openapi's `protect`, on unless turned off). */
+  protect: boolean;
+  /** The input's fields that are not path parameters: the query a GET or DELETE takes. */
+  queryParameters: string[];
+};
+
+export type RouteMatch =
+  | { kind: 'found'; route: RestRoute; pathValues: Record<string, string> }
+  | { kind: 'wrongMethod'; allowed: string };
+
+type CompiledPath = { segments: string[]; routes: Map<string, RestRoute> };
+
+const PARAMETER = /^\{(.+)\}$/;
+
+/** `GET` implies `HEAD`; every known path answers `OPTIONS`. */
+function allowHeader(routes: Map<string, RestRoute>): string {
+  const methods = [...routes.keys()];
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+}
+
+/** Percent-decodes each segment; a segment that is not valid percent-encoding matches no route. */
+function decodeSegments(path: string): string[] | undefined {
+  try {
+    return path.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The REST method table, read from the same procedure meta that trpc-to-openapi serves. The chain needs it
+ * before the library runs: to tell an unknown path (404) from a known path with the wrong method (405 with
+ * `Allow`), which the library answers alike with 404, and to know which values came from the path. Tables
+ * are Maps: a path segment such as `constructor` or `__proto__` is data, never a property lookup.
+ */
+export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
+  const byTemplate = new Map<string, CompiledPath>();
+  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta; inputs: { shape?: object }[] } }>)) {
+    const openapi = procedure._def.meta?.openapi;
+    if (!openapi || openapi.enabled === false) continue;
+    const template = `/${openapi.path.replace(/^\/|\/$/g, '')}`;
+    const segments = template.split('/').slice(1);
+    const pathParameters = segments.flatMap((segment) => PARAMETER.exec(segment)?.[1] ?? []);
+    const inputFields = procedure._def.inputs.flatMap((input) => Object.keys(input.shape ?? {}));
+    const route: RestRoute = {
+      method: openapi.method,
+      template,
+      pathParameters,
+      protect: openapi.protect ?? true,
+      queryParameters: inputFields.filter((field) => !pathParameters.includes(field)),
+    };
+    const compiled = byTemplate.get(template) ?? { segments, routes: new Map() };
+    compiled.routes.set(route.method, route);
+    byTemplate.set(template, compiled);
+  }
+  const paths = [...byTemplate.values()];
+
+  /** Throws a 404 refusal for a path no route has; `HEAD` is matched as `GET`. */
+  return function match(method: string, pathname: string): RouteMatch {
+    const segments = pathname.startsWith(`${basePath}/`) ? decodeSegments(pathname.slice(basePath.length)) : undefined;
+    for (const path of segments ? paths : []) {
+      if (path.segments.length !== segments!.length) continue;
+      const pathValues: Record<string, string> = {};
+      const fits = path.segments.every((expected, index) => {
+        const parameter = PARAMETER.exec(expected)?.[1];
+        // An empty segment (`/plants/`) is no value: that path does not exist.
+        if (parameter) pathValues[parameter] = segments![index]!;
+        return parameter ? segments![index] !== '' : expected === segments![index];
+      });
+      if (!fits) continue;
+      const route = path.routes.get(method === 'HEAD' ? 'GET' : method);
+      return route ? { kind: 'found', route, pathValues } : { kind: 'wrongMethod', allowed: allowHeader(path.routes) };
+    }
+    throw noSuchPath(pathname);
+  };
+}

@@ -1,0 +1,88 @@
+import type { ServerResponse } from 'node:http';
+
+import { type AnyTRPCRouter, getTRPCErrorShape, transformTRPCResponse } from '@trpc/server';
+import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+
+import type { Logger } from '@/server/log';
+import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
+import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
+import { AppError } from '@/shared/errors';
+
+import type { Authenticate } from './guards/auth';
+import { BODY_LIMIT_BYTES, decodeUtf8, readBody } from './guards/body';
+import type { FrontRequest } from './request';
+import { Refusal, refuse } from './reply';
+
+export const TRPC_BASE_PATH = '/api/trpc';
+/** Calls per batch: the admin page sends a few at a time; more only multiplies one request's cost. */
+export const MAX_BATCH_SIZE = 10;
+const ALLOW = 'GET, HEAD, POST';
+
+/**
+ * The admin page's door: tRPC's own node:http adapter on the same router, behind the same guards as REST
+ * (rate limits charged per call, the body limit and timeouts, the batch cap). Refusals made before the
+ * adapter runs are written in tRPC's wire format too, through the router's own error formatter, so the
+ * page's client reads them like any other error.
+ */
+export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; log: Logger }) {
+  const { router, authenticate, log } = options;
+  const config = router._def._config;
+
+  function writeRefusal(response: ServerResponse, refusal: Refusal): void {
+    const error = asTrpcError(new AppError(refusal.problem.kind, refusal.problem.message));
+    const shape = getTRPCErrorShape({ config, error, type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+    const body = JSON.stringify(transformTRPCResponse(config, { error: shape }));
+    response.statusCode = getHTTPStatusCodeFromError(error);
+    for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
+    response.setHeader('Content-Type', 'application/json');
+    response.setHeader('Content-Length', Buffer.byteLength(body));
+    response.end(body);
+  }
+
+  /** The procedure paths of the call ("plants.list" or, batched, "plants.list,me"), checked before tRPC reads them. */
+  function callCount(request: FrontRequest, encodedPath: string): number {
+    let paths: string;
+    try {
+      paths = decodeURIComponent(encodedPath);
+    } catch {
+      throw refuse('routeNotFound', 'the procedure path is not valid percent-encoding');
+    }
+    return request.url.searchParams.get('batch') === '1' ? paths.split(',').length : 1;
+  }
+
+  return async function serveTrpc(request: FrontRequest, response: ServerResponse): Promise<void> {
+    request.trace.door = 'trpc';
+    const encodedPath = request.url.pathname.slice(TRPC_BASE_PATH.length + 1);
+    let context: Context;
+    try {
+      if (!ALLOW.split(', ').includes(request.method)) {
+        throw refuse('methodNotAllowed', `${request.method} is not allowed on ${TRPC_BASE_PATH}; use ${ALLOW}`, { Allow: ALLOW });
+      }
+      const calls = callCount(request, encodedPath);
+      request.trace.calls = calls;
+      if (calls > MAX_BATCH_SIZE) throw refuse('batchTooLarge', `a batch may hold at most ${MAX_BATCH_SIZE} calls; this one holds ${calls}`);
+      context = contextFor(await authenticate(request, calls), request.id);
+      // The adapter takes a body that is already a string as it is; reading it here puts it under the
+      // same limit and timeouts as REST's.
+      const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
+      Object.assign(request.raw, { body });
+    } catch (error) {
+      if (error instanceof Refusal) return writeRefusal(response, error);
+      log.error({ requestId: request.id, err: error }, 'request failed');
+      return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`));
+    }
+    await nodeHTTPRequestHandler({
+      router,
+      req: request.raw,
+      res: response,
+      path: encodedPath,
+      createContext: () => context,
+      maxBatchSize: MAX_BATCH_SIZE,
+      maxBodySize: BODY_LIMIT_BYTES,
+      onError: ({ error, path }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');
+      },
+    });
+  };
+}

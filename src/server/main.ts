@@ -1,0 +1,88 @@
+/**
+ * The server (`npm start` runs the bundle of this file): configuration → migrations → first admin →
+ * database → the one node:http server. `--dev` serves the pages from Next.js's development server instead
+ * of the static export. SIGTERM and SIGINT stop accepting connections, let the requests in flight finish,
+ * then exit.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { config, ConfigError } from './config';
+
+const dev = process.argv.includes('--dev');
+
+function readConfigOrExit() {
+  try {
+    return config();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`Plant Store cannot start: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = readConfigOrExit();
+  // Everything below reads the configuration, so it loads only once the configuration is known to be good.
+  const [{ applyMigrations }, { issueFirstAdminToken }, { db, databaseReady }, { logger }, { projectRoot }] = await Promise.all([
+    import('./db/migrate'),
+    import('./tokens/service'),
+    import('./db/client'),
+    import('./log'),
+    import('./paths'),
+  ]);
+  await applyMigrations({ databaseUrl: settings.DATABASE_URL });
+  await databaseReady;
+  const issued = await issueFirstAdminToken();
+  if (issued) {
+    const publicUrl = settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`;
+    console.log(
+      [
+        '',
+        'Plant Store created its first user, "admin". Its token is shown this once; keep it somewhere safe:',
+        '',
+        `  ${issued.token}`,
+        '',
+        `Sign in at ${publicUrl}/ with it, or call the API: curl -H "Authorization: Bearer ${issued.token}" ${publicUrl}/api/plants`,
+        '',
+      ].join('\n'),
+    );
+  }
+  // A promise a library forgot to handle is logged, not allowed to take every request down with it.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+
+  const [{ createFront }, { startHttpServer }, { appRouter }] = await Promise.all([import('./http/front'), import('./http/server'), import('./trpc/app-router')]);
+  const pages = dev
+    ? await (await import('./http/pages-dev')).startDevPages(projectRoot)
+    : (await import('./http/pages')).loadStaticPages(path.join(path.dirname(fileURLToPath(import.meta.url)), 'pages'), logger);
+  const front = createFront({
+    config: settings,
+    router: appRouter,
+    log: logger,
+    checkHealth: async () => {
+      await db.$queryRaw`SELECT 1`;
+    },
+    pages,
+  });
+  const server = await startHttpServer(front, {
+    port: settings.PORT,
+    hostname: settings.HOSTNAME_TO_BIND,
+    maxConnections: settings.MAX_CONNECTIONS,
+    maxConnectionsPerAddress: settings.TRUST_PROXY ? null : settings.MAX_CONNECTIONS_PER_ADDRESS,
+    log: logger,
+  });
+  console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, async () => {
+      console.log(`${signal}: finishing the requests in flight, then stopping`);
+      await server.close();
+      await db.$disconnect();
+      process.exit(0);
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
