@@ -61,6 +61,9 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       body = await readJsonObject(request, response);
     }
+    // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
+    const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
+    if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     context.exactRestInput = { ...body, ...pathValues };
     const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
     if (!outcome.ok) {
