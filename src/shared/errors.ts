@@ -24,6 +24,9 @@ export const errorCatalog = {
   },
   batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch has more calls than the server takes at once (10).' },
   lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
+  // 40012–40019 are left to the integrations work (Idempotency-Key, webhooks) so the two lines of work never pick the same value.
+  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold name, tag, or both.' },
+  ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The owner filter is for admins; a member sees only their own plants anyway.' },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
   invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
   forbidden: { value: 40300, status: 403, meaning: 'The caller is signed in but may not do this.' },

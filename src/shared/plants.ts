@@ -44,20 +44,39 @@ const fromDecimalText = <T extends z.ZodType>(parse: (digits: string) => unknown
 
 const codePoints = (text: string) => [...text].length;
 
+/**
+ * Characters that show nothing by themselves: white space, format controls (U+200B, U+2060, U+202E, …),
+ * the other default-ignorable code points (U+180E, U+3164, U+FFA0 and the Hangul fillers, variation
+ * selectors) and the blank Braille pattern U+2800, which fonts draw as empty. A name or tag of only these
+ * looks empty in every list; the contract asks for at least one visible character.
+ */
+const INVISIBLE = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/gu;
+
+/** True when the text has at least one character that is not white space or invisible. */
+export function hasVisibleCharacter(value: string): boolean {
+  return value.replace(INVISIBLE, '') !== '';
+}
+
 /** Lengths count characters (code points), as JSON Schema's maxLength does, not UTF-16 units. */
 const text = (field: string, maxLength: number) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
     .min(1, { error: `${field} must not be empty` })
+    // A code point is at most two UTF-16 units: a longer string is refused before anything spreads it.
+    .max(maxLength * 2, { error: `${field} must be at most ${maxLength} characters`, abort: true })
     // A lone surrogate cannot be stored as UTF-8: SQLite would keep three other characters instead.
     .refine((value) => value.isWellFormed(), { error: `${field} must be well-formed Unicode (no lone surrogates)`, abort: true })
-    .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be at most ${maxLength} characters` })
+    .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be at most ${maxLength} characters`, abort: true })
     .regex(/^\P{Cc}*$/u, { error: `${field} must not contain control characters` })
+    .refine(hasVisibleCharacter, {
+      error: (issue) =>
+        /\S/u.test(issue.input as string)
+          ? `${field} must have at least one visible character, not only invisible ones such as zero-width spaces`
+          : `${field} must not be only white space`,
+    })
     .meta({ maxLength });
 
-export const plantName = text('name', NAME_MAX_LENGTH)
-  .regex(/\S/u, { error: 'name must not be only white space' })
-  .meta({ description: 'The name of the plant', example: 'Monstera deliciosa' });
+export const plantName = text('name', NAME_MAX_LENGTH).meta({ description: 'The name of the plant', example: 'Monstera deliciosa' });
 
 export const plantTag = text('tag', TAG_MAX_LENGTH).meta({
   description: 'Tag that specifies the type',
@@ -82,6 +101,41 @@ export const newPlantSchema = z
   )
   .meta({ id: 'NewPlant', description: 'The body of a create: id, name and an optional tag. No other field.' });
 
+export const QUERY_MAX_LENGTH = 200;
+
+/**
+ * The text a name search compares, on both engines alike: compatibility forms unified (NFKC: "ﬁ" is "fi",
+ * full-width "Ａ" is "A"), then full case folding (upper then lower: "ß" and "SS" both become "ss"), with
+ * the final sigma made an ordinary one and "ß" (from "ẞ") written "ss". The service stores it beside each name (`nameFolded`), and folds
+ * the query the same way, so "contains, case-insensitively" means the same in SQLite (whose LIKE folds
+ * ASCII only) and PostgreSQL, for every script.
+ */
+export function foldForSearch(value: string): string {
+  return value.normalize('NFKC').toUpperCase().toLowerCase().replace(/ς/g, 'σ').replace(/ß/g, 'ss');
+}
+
+/** A filter's text from the query string: the field rules without the visible-character rule, so a search for a space works. */
+const filterText = (field: string, maxLength: number) =>
+  z
+    .string({ error: `${field} must be text` })
+    .min(1, { error: `${field} must be 1 to ${maxLength} characters` })
+    .max(maxLength * 2, { error: `${field} must be 1 to ${maxLength} characters`, abort: true })
+    .refine((value) => value.isWellFormed(), { error: `${field} must be well-formed Unicode (no lone surrogates)`, abort: true })
+    .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be 1 to ${maxLength} characters`, abort: true })
+    .regex(/^\P{Cc}*$/u, { error: `${field} must not contain control characters` })
+    .meta({ maxLength });
+
+/** The filters the list (both doors) and the page's views share. */
+export const plantFilters = {
+  tag: filterText('tag', TAG_MAX_LENGTH).meta({ description: 'Only plants with exactly this tag.' }).optional(),
+  q: filterText('q', QUERY_MAX_LENGTH)
+    .meta({ description: 'Only plants whose name contains this text, case-insensitively (1 to 200 characters).' })
+    .optional(),
+  owner: filterText('owner', 64).meta({ description: "Admins only: only this user's plants (a user name)." }).optional(),
+};
+
+export type PlantFilters = { tag?: string; q?: string; owner?: string };
+
 // Query parameters carry their documentation on the inner schema: trpc-to-openapi unwraps `.optional()`
 // (and its metadata with it) before it describes a parameter.
 export const listPlantsInput = z.object({
@@ -100,12 +154,80 @@ export const listPlantsInput = z.object({
   after: fromDecimalText(BigInt, int64('after'))
     .meta({ description: 'Return only plants whose id is greater than this (the last id of the previous page).', override: int64Doc })
     .optional(),
+  ...plantFilters,
 });
+
+/** The admin page's sizes of a page. */
+export const PAGE_SIZES = [10, 25, 50, 100] as const;
+
+/**
+ * One page of the admin page's table (tRPC only): keyset paging like the REST list, in both directions,
+ * with the total and the position, so the page can say "26–50 of 186" and jump to the last page.
+ */
+export const plantPageInput = z.strictObject({
+  size: z.literal(PAGE_SIZES, { error: `size must be one of ${PAGE_SIZES.join(', ')}` }),
+  /** Where the page starts: after an id (next), before an id (previous), the last page, or (none) the first. */
+  cursor: z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('after'), id: int64('cursor id') }),
+      z.strictObject({ kind: z.literal('before'), id: int64('cursor id') }),
+      z.strictObject({ kind: z.literal('last') }),
+    ])
+    .optional(),
+  ...plantFilters,
+});
+
+export type PlantPageInput = z.infer<typeof plantPageInput>;
+
+/** A row of the admin page: the plant, and for admins whose it is and when it was added. */
+export const plantRowSchema = z.object({
+  id: z.bigint(),
+  name: z.string(),
+  tag: z.string().optional(),
+  owner: z.string().optional(),
+  createdAt: z.date().optional(),
+});
+
+export const plantPatchFields = {
+  name: plantName.optional(),
+  // `null` removes the tag (RFC 7396: null in a merge patch deletes the member).
+  tag: plantTag.nullable().optional(),
+};
+
+/** The body of PATCH /api/plants/{id} (documented as the PlantPatch component). */
+export const plantPatchSchema = z
+  .strictObject(plantPatchFields)
+  .meta({ id: 'PlantPatch', description: 'A JSON merge patch (RFC 7396) of a plant: `name`, `tag`, or both; `"tag": null` removes the tag.' });
 
 export const plantIdParam = z.object({
   id: fromDecimalText(BigInt, int64('id')).meta({ description: 'The id of the plant to delete', override: int64Doc }),
 });
 
+const patchError = (issue: { code: string; keys?: string[] }) =>
+  issue.code === 'unrecognized_keys'
+    ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.map((key) => `"${key}"`).join(', ')}: a patch changes only name and tag`
+    : 'a patch must be a JSON object';
+
+/** PATCH's input: the id from the path, and the merge patch's fields. No other field (the id cannot change). */
+export const patchPlantInput = z.strictObject(
+  {
+    id: fromDecimalText(BigInt, int64('id')).meta({ description: 'The id of the plant to change', override: int64Doc }),
+    ...plantPatchFields,
+  },
+  { error: patchError },
+);
+
+/** Bulk delete of the admin page (tRPC only): at most 100 ids at once, each answered on its own. */
+export const BULK_DELETE_MAX = 100;
+export const deletePlantsInput = z.strictObject({
+  ids: z
+    .array(int64('id'), { error: 'ids must be a list of plant ids' })
+    .min(1, { error: 'ids must hold at least one id' })
+    .max(BULK_DELETE_MAX, { error: `ids may hold at most ${BULK_DELETE_MAX} ids at once` }),
+});
+
 export type Plant = z.infer<typeof plantSchema>;
 export type NewPlant = z.infer<typeof newPlantSchema>;
 export type ListPlantsInput = z.infer<typeof listPlantsInput>;
+export type PlantRow = z.infer<typeof plantRowSchema>;
+export type PlantPatch = { name?: string; tag?: string | null };

@@ -1,8 +1,17 @@
 import { z } from 'zod';
 
-import { createPlant, deletePlant, listPlants } from '@/server/plants/service';
-import { listPlantsInput, newPlantSchema, PAGE_LIMIT_DEFAULT, plantIdParam, plantSchema } from '@/shared/plants';
-import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
+import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, pagePlants, suggestPlantId, updatePlant } from '@/server/plants/service';
+import {
+  deletePlantsInput,
+  listPlantsInput,
+  newPlantSchema,
+  PAGE_LIMIT_DEFAULT,
+  patchPlantInput,
+  plantIdParam,
+  plantPageInput,
+  plantSchema,
+} from '@/shared/plants';
+import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 
 const tags = ['plants'];
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
@@ -42,17 +51,56 @@ export const plantsRouter = createTRPCRouter({
         responseHeaders: z.object({
           Link: z.string().optional().meta({ description: '`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)' }),
         }),
-        errorResponses: { 400: 'limit or after is not valid', ...unauthorized },
+        errorResponses: { 400: 'limit, after or a filter (tag, q, owner) is not valid, or a member sent owner', ...unauthorized },
       },
     })
     .input(listPlantsInput)
     .output(z.array(plantSchema))
     .query(async ({ ctx, input }) => {
-      const limit = input.limit ?? PAGE_LIMIT_DEFAULT;
-      const page = await listPlants(ctx.actor, { limit, after: input.after });
-      if (page.nextAfter !== null) ctx.responseHints.nextPageQuery = { limit: String(limit), after: String(page.nextAfter) };
+      const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
+      const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
+      const page = await listPlants(ctx.actor, { limit, after, ...filters });
+      // The next page's link keeps the filters, so following it pages through the same selection.
+      if (page.nextAfter !== null) ctx.responseHints.nextPageQuery = { limit: String(limit), ...filters, after: String(page.nextAfter) };
       return page.plants;
     }),
+
+  update: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/plants/{id}',
+        tags,
+        operationId: 'updatePlant',
+        summary: 'Rename or re-tag a plant (JSON merge patch)',
+        description:
+          'The body is a JSON merge patch (RFC 7396), sent as `application/merge-patch+json` or `application/json`: `{"name": …}` renames, `{"tag": …}` re-tags, `{"tag": null}` removes the tag. The id cannot change.',
+        successDescription: 'The plant as stored after the change',
+        errorResponses: {
+          400: 'The id is not an int64, the patch is empty, or it has a field other than name and tag, or a value that breaks a rule',
+          ...unauthorized,
+          404: 'No plant with this id that you have access to',
+          408: 'The body stalled: nothing arrived for 10 seconds',
+          413: 'The body is larger than 64 KiB',
+          415: 'The body is not sent as application/merge-patch+json or application/json',
+        },
+      },
+    })
+    .input(patchPlantInput)
+    .output(plantSchema)
+    .mutation(({ ctx, input }) => updatePlant(ctx.actor, input.id, { name: input.name, tag: input.tag })),
+
+  /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
+  page: protectedProcedure.input(plantPageInput).query(({ ctx, input }) => pagePlants(ctx.actor, input)),
+
+  /** The admin page's bulk delete: each id answered on its own (tRPC only). */
+  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
+
+  /** An id that is free now, for the add form (tRPC only). */
+  suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),
+
+  /** User names for the owner filter (admins, tRPC only). */
+  owners: procedureNeeding('plants:any').query(() => listUserNames()),
 
   delete: protectedProcedure
     .meta({

@@ -13,7 +13,12 @@ export const tokensRouter = createTRPCRouter({
   list: manageTokens.query(async ({ ctx }) => {
     const tokens = await listTokens();
     const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
-    return tokens.map((token) => ({ ...token, current: token.id === currentTokenId }));
+    const now = new Date();
+    const working = (token: (typeof tokens)[number]) => token.revokedAt === null && (token.expiresAt === null || token.expiresAt > now);
+    const workingAdminTokens = tokens.filter((token) => token.role === 'admin' && working(token));
+    // The page explains why this one cannot be revoked (the server refuses it anyway: revokeToken).
+    const lastAdminTokenId = workingAdminTokens.length === 1 ? workingAdminTokens[0]!.id : undefined;
+    return tokens.map((token) => ({ ...token, current: token.id === currentTokenId, lastAdminToken: token.id === lastAdminTokenId }));
   }),
 
   create: manageTokens.input(createTokenInput).mutation(async ({ input }) => {

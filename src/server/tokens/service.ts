@@ -2,8 +2,9 @@ import 'server-only';
 
 import { createHash, randomBytes } from 'node:crypto';
 
+import { Prisma } from '@/generated/prisma/client';
 import type { Role } from '@/generated/prisma/enums';
-import { db, isUniqueViolation } from '@/server/db/client';
+import { db, engine, isUniqueViolation } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 
 import type { Actor } from '@/server/auth/permissions';
@@ -33,22 +34,55 @@ function newToken(): { token: string; hash: string; prefix: string } {
 export type IssuedToken = { id: number; token: string; prefix: string; user: Actor; createdUser: boolean };
 
 /**
+ * "Somebody can still manage tokens": an admin other than `exceptUser`, and other than the owner of
+ * `exceptToken`'s slot, holds a token that is neither revoked, nor expired, nor `exceptToken`. The last-admin
+ * rule of both revoking and demoting, as SQL, so it is evaluated inside the very statement that writes.
+ */
+function anotherActiveAdminToken(now: Date, except: { tokenId?: number; userId?: number }): Prisma.Sql {
+  return Prisma.sql`EXISTS (
+    SELECT 1 FROM "ApiToken" t JOIN "User" u ON u.id = t."userId"
+    WHERE u.role = 'admin' AND t."revokedAt" IS NULL AND (t."expiresAt" IS NULL OR t."expiresAt" > ${now})
+      ${except.tokenId === undefined ? Prisma.empty : Prisma.sql`AND t.id <> ${except.tokenId}`}
+      ${except.userId === undefined ? Prisma.empty : Prisma.sql`AND u.id <> ${except.userId}`})`;
+}
+
+/**
+ * Runs a last-admin guarded write so that two of them can never both pass their check. On SQLite one UPDATE
+ * takes the database's single write lock before it reads anything, in this process and any other, so its
+ * subquery sees every committed write and nobody writes until it ends. PostgreSQL lets two transactions
+ * each read the other's row as still valid (write skew on different rows), so there the write runs in a
+ * transaction behind one transaction-scoped advisory lock that every guarded write takes.
+ */
+const LAST_ADMIN_LOCK = 72_707_370;
+async function guardedWrite(statement: Prisma.Sql): Promise<number> {
+  if (engine === 'sqlite') return db.$executeRaw(statement);
+  const [, changed] = await db.$transaction([db.$executeRaw`SELECT pg_advisory_xact_lock(${LAST_ADMIN_LOCK})`, db.$executeRaw(statement)]);
+  return changed;
+}
+
+/**
  * Creates the user when it does not exist yet; an existing user takes the role given, if any, except that
- * the last admin is never made a member (nobody could manage tokens then). No interactive transaction:
- * under SQLite's single writer a read-then-write transaction fails instead of waiting when another
- * process writes first, and each statement here is safe on its own on both engines.
+ * an admin is never made a member while nobody else could manage tokens then (the rule revoking keeps too).
+ * No interactive transaction: under SQLite's single writer a read-then-write transaction fails instead of
+ * waiting when another process writes first; the demotion is one guarded statement, the rest is safe on its own.
  */
 export async function issueToken(options: { userName: string; role?: Role; expiresAt?: Date }): Promise<IssuedToken> {
   const existing = await db.user.findUnique({ where: { name: options.userName }, select: { id: true, role: true } });
-  if (existing?.role === 'admin' && options.role === 'member' && (await db.user.count({ where: { role: 'admin' } })) <= 1) {
-    throw new AppError('lastAdmin', `${options.userName} is the only admin and stays one`, 'role');
+  if (existing?.role === 'admin' && options.role === 'member') {
+    const demoted = await guardedWrite(
+      Prisma.sql`UPDATE "User" SET role = 'member' WHERE id = ${existing.id} AND ${anotherActiveAdminToken(new Date(), { userId: existing.id })}`,
+    );
+    if (demoted === 0 && (await db.user.findUnique({ where: { id: existing.id }, select: { role: true } }))?.role === 'admin') {
+      throw new AppError('lastAdmin', `${options.userName} stays an admin: no other admin has a working token, so nobody could manage tokens`, 'role');
+    }
   }
   const user = await db.user.upsert({
     where: { name: options.userName },
     create: { name: options.userName, role: options.role ?? 'member' },
     // Never an empty update: Prisma turns that into a read-then-write transaction, which SQLite refuses
     // at once (instead of waiting) when another process wrote in between. This stays one INSERT … ON CONFLICT.
-    update: options.role ? { role: options.role } : { name: options.userName },
+    // A demotion was written above, under the guard; here the role is only ever raised or kept.
+    update: options.role === 'admin' ? { role: 'admin' } : { name: options.userName },
     select: { id: true, name: true, role: true },
   });
   // A role given may have changed the user's role, also when another request changed it meanwhile: no token
@@ -146,9 +180,28 @@ export async function listTokens(): Promise<TokenSummary[]> {
   return rows.map(({ user, ...token }) => ({ ...token, userName: user.name, role: user.role }));
 }
 
-/** Returns false when there is no such token. Revoking twice keeps the first revocation time. */
+/**
+ * Returns false when there is no such token. Revoking twice keeps the first revocation time. The last
+ * active admin token is never revoked (AppError lastAdmin): nobody could sign in to manage tokens then. The
+ * check is part of the one guarded UPDATE, so two admins revoking each other's only token at once cannot
+ * both succeed, across processes and instances.
+ */
 export async function revokeToken(id: number): Promise<boolean> {
-  await db.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  const now = new Date();
+  const revoked = await guardedWrite(Prisma.sql`
+    UPDATE "ApiToken" SET "revokedAt" = ${now}
+    WHERE id = ${id} AND "revokedAt" IS NULL AND (
+      NOT EXISTS (SELECT 1 FROM "User" o WHERE o.id = "ApiToken"."userId" AND o.role = 'admin')
+      OR ("ApiToken"."expiresAt" IS NOT NULL AND "ApiToken"."expiresAt" <= ${now})
+      OR ${anotherActiveAdminToken(now, { tokenId: id })})`);
   forgetAcceptedTokens();
-  return (await db.apiToken.count({ where: { id } })) > 0;
+  if (revoked > 0) return true;
+  const token = await db.apiToken.findUnique({ where: { id }, select: { revokedAt: true } });
+  if (token === null) return false;
+  if (token.revokedAt !== null) return true;
+  throw new AppError(
+    'lastAdmin',
+    `token ${id} is the last working admin token: revoking it would leave nobody able to manage tokens. Create another admin token first`,
+    'id',
+  );
 }

@@ -17,8 +17,8 @@ describe('OpenAPI document', () => {
   });
 
   it('states the contract: title, version, components and the bearer scheme', () => {
-    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.0.0' });
-    expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'Error']));
+    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.1.0' });
+    expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'PlantPatch', 'Error']));
     expect(document.components!.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect(Object.keys(document.paths!)).toEqual(['/plants', '/plants/{id}']);
   });
@@ -28,6 +28,7 @@ describe('OpenAPI document', () => {
       '/plants post': ['200', '400', '401', '408', '413', '415', '429', '500'],
       '/plants get': ['200', '400', '401', '429', '500'],
       '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
+      '/plants/{id} patch': ['200', '400', '401', '404', '408', '413', '415', '429', '500'],
     };
     for (const [key, statuses] of Object.entries(expected)) {
       const [path, method] = key.split(' ') as [string, string];
@@ -44,7 +45,7 @@ describe('OpenAPI document', () => {
   });
 
   it("describes each operation's failures in its own words and its query parameters exactly", () => {
-    expect(operation('/plants', 'get').responses['400']!.description).toMatch(/^limit or after is not valid/);
+    expect(operation('/plants', 'get').responses['400']!.description).toMatch(/^limit, after or a filter \(tag, q, owner\) is not valid/);
     expect(operation('/plants/{id}', 'delete').responses['400']!.description).toMatch(/^The id is not an int64/);
     const parameters = (operation('/plants', 'get') as unknown as { parameters: { name: string; schema: unknown }[] }).parameters;
     expect(parameters.find((parameter) => parameter.name === 'limit')!.schema).toMatchObject({
@@ -62,6 +63,23 @@ describe('OpenAPI document', () => {
   });
 
   it('keeps tRPC-only procedures out', () => {
-    expect(JSON.stringify(document)).not.toMatch(/tokens|"me"/);
+    expect(JSON.stringify(document)).not.toMatch(/tokens|"me"|suggestId|deleteMany|owners|plants\.page/);
+  });
+
+  it('adds PATCH (a merge patch of PlantPatch) and the list filters, and leaves the three operations as they were', () => {
+    const patch = operation('/plants/{id}', 'patch') as unknown as { requestBody: { content: Record<string, { schema: unknown }> } };
+    expect(Object.keys(patch.requestBody.content)).toEqual(['application/merge-patch+json', 'application/json']);
+    expect(patch.requestBody.content['application/merge-patch+json']!.schema).toEqual({ $ref: '#/components/schemas/PlantPatch' });
+    expect(document.components!.schemas!.PlantPatch).toMatchObject({ additionalProperties: false, properties: { name: { maxLength: 200 } } });
+    const parameters = (operation('/plants', 'get') as unknown as { parameters: { name: string; schema: { maxLength?: number } }[] }).parameters;
+    expect(parameters.map((parameter) => [parameter.name, parameter.schema.maxLength])).toEqual([
+      ['limit', undefined],
+      ['after', undefined],
+      ['tag', 100],
+      ['q', 200],
+      ['owner', 64],
+    ]);
+    expect(Object.keys(document.paths!['/plants']!)).toEqual(['post', 'get']);
+    expect(Object.keys(document.paths!['/plants/{id}']!).sort()).toEqual(['delete', 'patch']);
   });
 });

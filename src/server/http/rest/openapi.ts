@@ -4,8 +4,9 @@ import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
 import { errorCatalog } from '@/shared/errors';
+import { plantPatchSchema } from '@/shared/plants';
 
-export const API_VERSION = '1.0.0';
+export const API_VERSION = '1.1.0';
 
 type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
@@ -85,7 +86,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const schemas = (document.components!.schemas ??= {});
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
-  Object.assign(schemas, inputComponents(router), { Error: errorSchema });
+  Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
   const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
@@ -97,6 +98,11 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       const body = operation.requestBody?.content['application/json'];
       const component = body && componentByShape.get(withoutDescription(body.schema));
       if (body && component) body.schema = { $ref: `#/components/schemas/${component}` };
+      // PATCH takes a JSON merge patch (RFC 7396) under its own media type, or as plain JSON.
+      if (body && operation.operationId === 'updatePlant') {
+        body.schema = { $ref: '#/components/schemas/PlantPatch' };
+        operation.requestBody!.content = { 'application/merge-patch+json': { schema: body.schema }, 'application/json': { schema: body.schema } };
+      }
       // A path parameter is always required (OpenAPI 3.1, 4.8.12.1); zod-openapi cannot tell that from a
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
