@@ -115,7 +115,7 @@ describe('the REST chain', () => {
     expect(await head.text()).toBe('');
     const options = await fetch(`${base}/api/plants/1`, { method: 'OPTIONS' });
     expect(options.status).toBe(204);
-    expect(options.headers.get('allow')).toBe('DELETE, OPTIONS');
+    expect(options.headers.get('allow')).toBe('PATCH, DELETE, OPTIONS');
   });
 
   it('gives every answer a request id', async () => {
