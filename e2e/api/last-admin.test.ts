@@ -1,0 +1,93 @@
+/**
+ * The last working admin token cannot be revoked, also when two admins revoke each other's only token at
+ * the same instant through two server processes on one database (on SQLite: two processes on one file;
+ * on PostgreSQL: two instances). At least one admin token always stays active.
+ */
+import superjson from 'superjson';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { type RunningServer, startServer } from '../support/server-process';
+
+let database: TestDatabase;
+let first: RunningServer;
+let second: RunningServer;
+let firstAdmin: { id: number; token: string };
+
+type TokenRow = { id: number; role: string; revokedAt: Date | null; expiresAt: Date | null; lastAdminToken: boolean };
+
+async function trpc(server: RunningServer, token: string, procedure: string, input?: unknown): Promise<{ status: number; body: any }> {
+  const response =
+    input === undefined
+      ? await fetch(`${server.baseUrl}/api/trpc/${procedure}`, { headers: { authorization: `Bearer ${token}` } })
+      : await fetch(`${server.baseUrl}/api/trpc/${procedure}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(superjson.serialize(input)),
+        });
+  return { status: response.status, body: await response.json() };
+}
+
+async function workingAdminTokens(token: string): Promise<TokenRow[]> {
+  const { status, body } = await trpc(first, token, 'tokens.list');
+  expect(status).toBe(200);
+  const tokens = superjson.deserialize<TokenRow[]>(body.result.data);
+  return tokens.filter((row) => row.role === 'admin' && row.revokedAt === null);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  first = await startServer({ database });
+  second = await startServer({ database });
+  const list = await trpc(first, first.adminToken, 'tokens.list');
+  const [token] = superjson.deserialize<TokenRow[]>(list.body.result.data);
+  firstAdmin = { id: token!.id, token: first.adminToken };
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([first?.stop(), second?.stop()]);
+  await database?.drop();
+});
+
+describe('revoking the last working admin token', () => {
+  it('is refused with 400 / 40009 and a reason, and the page is told which token it is', async () => {
+    const [only] = await workingAdminTokens(firstAdmin.token);
+    expect(only).toMatchObject({ id: firstAdmin.id, lastAdminToken: true });
+    const refused = await trpc(first, firstAdmin.token, 'tokens.revoke', { id: firstAdmin.id });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.json.data.error).toBe(40009);
+    expect(refused.body.error.json.message).toMatch(/last working admin token/);
+    // The token command is refused the same way.
+    await expect(first.revokeToken(firstAdmin.id)).rejects.toThrow(/last working admin token/);
+  });
+
+  it('never leaves zero when two admins revoke each other’s only token at once, on two processes', async () => {
+    let survivor = firstAdmin;
+    let refusedByTheGuard = 0;
+    for (let round = 0; round < 8; round++) {
+      const challenger = await first.createToken(`racer-${round}`, 'admin');
+      expect((await workingAdminTokens(survivor.token)).map((row) => row.id).sort()).toEqual([survivor.id, challenger.id].sort());
+      // Each instance has just accepted its caller's token, so neither looks it up again (the auth cache):
+      // both revokes reach the guarded write, instead of one being refused at the door as already revoked.
+      expect((await trpc(second, challenger.token, 'me')).status).toBe(200);
+      const [a, b] = await Promise.all([
+        trpc(first, survivor.token, 'tokens.revoke', { id: challenger.id }),
+        trpc(second, challenger.token, 'tokens.revoke', { id: survivor.id }),
+      ]);
+      const outcome = JSON.stringify([a.body, b.body]);
+      // One revoke goes through; the other is refused by the guard (400 / 40009), or at the door when its
+      // token was revoked and looked up again in between (401).
+      expect([a.status, b.status].filter((status) => status === 200), outcome).toHaveLength(1);
+      const refused = a.status === 200 ? b : a;
+      expect([400, 401], outcome).toContain(refused.status);
+      if (refused.status === 400) {
+        expect(refused.body.error.json.data.error).toBe(40009);
+        refusedByTheGuard++;
+      }
+      survivor = a.status === 200 ? survivor : challenger;
+      const left = await workingAdminTokens(survivor.token);
+      expect(left.map((row) => row.id)).toEqual([survivor.id]);
+    }
+    expect(refusedByTheGuard, 'the guard itself refused at least one of the racing revokes').toBeGreaterThan(0);
+  });
+});
