@@ -16,6 +16,7 @@ let firstAdmin: { id: number; token: string };
 
 type TokenRow = { id: number; role: string; revokedAt: Date | null; expiresAt: Date | null; lastAdminToken: boolean };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tRPC answers of several shapes, read as the test needs
 async function trpc(server: RunningServer, token: string, procedure: string, input?: unknown): Promise<{ status: number; body: any }> {
   const response =
     input === undefined

@@ -1,12 +1,6 @@
-import { AdminApp } from '@/ui/AdminApp';
+import { GoTo } from '@/ui/GoTo';
 
+/** `/`: signed in, the plants; signed out, the shell shows the sign-in form here. */
 export default function HomePage() {
-  return (
-    <>
-      <AdminApp />
-      <noscript>
-        <p className="noscript">This admin page needs JavaScript. The REST API works without it: see /api/docs.</p>
-      </noscript>
-    </>
-  );
+  return <GoTo href="/plants" />;
 }

@@ -1,5 +1,6 @@
 'use client';
 
+import { LogIn } from 'lucide-react';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 
 import { Field } from './Field';
@@ -33,11 +34,8 @@ export function SignIn() {
   const refused = notice?.kind === 'error' ? notice.text : null;
   return (
     <section className="card signin" aria-labelledby="signin-title">
-      <h2 id="signin-title">Sign in</h2>
-      <p className="muted">
-        Use an API token: the one <code>npm start</code> printed for <strong>admin</strong> on the first start, or one made with{' '}
-        <code>npm run token -- create --user &lt;name&gt;</code>. It is kept in this browser tab only, until you sign out or close it.
-      </p>
+      <h1 id="signin-title">Sign in</h1>
+      <p className="muted">Sign in with your API token. It is kept in this browser tab only, until you sign out or close the tab.</p>
       {notice?.kind === 'info' ? (
         <p className="notice notice--info" role="status">
           {notice.text}
@@ -61,15 +59,14 @@ export function SignIn() {
           required
         />
         <button type="submit" className="button button--primary" aria-disabled={checking}>
-          {checking ? (
-            <>
-              <span className="spinner" aria-hidden="true" /> Signing in…
-            </>
-          ) : (
-            'Sign in'
-          )}
+          {checking ? <span className="spinner" aria-hidden="true" /> : <LogIn className="icon" aria-hidden="true" />}
+          {checking ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <details>
+        <summary>Where do I get a token?</summary>
+        <p>Ask an admin of this Plant Store for one. Admins create tokens under API tokens once signed in; the person who runs the server can make one with its token command.</p>
+      </details>
     </section>
   );
 }

@@ -1,14 +1,18 @@
 'use client';
 
+import { Copy, KeyRound, ShieldAlert } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 
 import { userNameSchema } from '@/shared/users';
 import { type RouterOutputs, trpc } from '@/ui/trpc';
 
-import { ConfirmDialog } from './ConfirmDialog';
-import { Field } from './Field';
-import { asSentence, problemOf } from './problems';
-import { queryFallback } from './QueryFallback';
+import { ConfirmDialog } from '../ConfirmDialog';
+import { Field } from '../Field';
+import { takeHeadingFocus } from '../focus';
+import { asSentence, problemOf } from '../problems';
+import { queryFallback } from '../QueryFallback';
+import { useSession } from '../session';
+import { UserText } from '../UserText';
 
 type TokenRow = RouterOutputs['tokens']['list'][number];
 type Issued = RouterOutputs['tokens']['create'];
@@ -33,7 +37,20 @@ function stateOf(token: TokenRow, now: Date): 'active' | 'revoked' | 'expired' {
   return 'active';
 }
 
-export function TokensSection() {
+export function TokensView() {
+  const { user } = useSession();
+  if (user?.role !== 'admin') {
+    return (
+      <section aria-labelledby="tokens-title">
+        <h1 id="tokens-title">API tokens</h1>
+        <p className="notice notice--info">Only admins manage tokens. Ask an admin if you need another token.</p>
+      </section>
+    );
+  }
+  return <TokensAdmin />;
+}
+
+function TokensAdmin() {
   const utils = trpc.useUtils();
   const tokens = trpc.tokens.list.useQuery();
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -69,8 +86,14 @@ export function TokensSection() {
     },
   });
 
+  useEffect(() => takeHeadingFocus(headingRef.current), []);
+
   const revoke = trpc.tokens.revoke.useMutation({
-    onSuccess: (_, { id }) => setRevokeMessage({ kind: 'info', text: `Token ${id} is revoked: it no longer works anywhere.` }),
+    onSuccess: (_, { id }) => {
+      setRevokeMessage({ kind: 'info', text: `Token ${id} is revoked: it no longer works anywhere.` });
+      // The one-time panel must not go on offering a token that no longer works.
+      setIssued((shown) => (shown?.id === id ? null : shown));
+    },
     onError: (error, { id }) => {
       const problem = problemOf(error);
       if (problem.status !== 401) setRevokeMessage({ kind: 'error', text: `Token ${id} was not revoked: ${problem.message}.` });
@@ -117,17 +140,19 @@ export function TokensSection() {
 
   const now = new Date();
   return (
-    <section className="tokens" aria-labelledby="tokens-title">
-      <div className="section-head">
-        <h2 id="tokens-title" ref={headingRef} tabIndex={-1}>
-          API tokens
-        </h2>
-        <p className="muted">Admins only. A token acts for its user, on the REST API and on this page.</p>
+    <section className="tokens stack" aria-labelledby="tokens-title">
+      <div className="view-head">
+        <div>
+          <h1 id="tokens-title" ref={headingRef} tabIndex={-1}>
+            API tokens
+          </h1>
+          <p>A token acts for its user, on the REST API and on this page. Only admins see this.</p>
+        </div>
       </div>
 
-      <form className="card token-form" onSubmit={onSubmit} noValidate aria-labelledby="token-form-title" aria-busy={create.isPending}>
-        <h3 id="token-form-title">Create a token</h3>
-        <div className="token-form__fields">
+      <form className="card card--padded stack" onSubmit={onSubmit} noValidate aria-labelledby="token-form-title" aria-busy={create.isPending}>
+        <h2 id="token-form-title">Create a token</h2>
+        <div className="token-form">
           <Field
             id="token-user"
             label="User name"
@@ -163,6 +188,10 @@ export function TokensSection() {
               <option value="admin">admin</option>
             </select>
           </div>
+          <button type="submit" className="button button--primary" aria-disabled={create.isPending}>
+            {create.isPending ? <span className="spinner" aria-hidden="true" /> : <KeyRound className="icon" aria-hidden="true" />}
+            {create.isPending ? 'Creating…' : 'Create token'}
+          </button>
         </div>
         {existingRole && existingRole !== role ? (
           <p className="notice notice--warning" role="status">
@@ -170,17 +199,6 @@ export function TokensSection() {
             all their tokens.
           </p>
         ) : null}
-        <div className="form-actions">
-          <button type="submit" className="button button--primary" aria-disabled={create.isPending}>
-            {create.isPending ? (
-              <>
-                <span className="spinner" aria-hidden="true" /> Creating…
-              </>
-            ) : (
-              'Create token'
-            )}
-          </button>
-        </div>
         {formError ? (
           <p className="notice notice--error" role="alert">
             {formError}
@@ -189,10 +207,10 @@ export function TokensSection() {
       </form>
 
       {issued ? (
-        <div className="card issued" role="region" aria-labelledby="issued-title">
-          <h3 id="issued-title">
-            New token for {issued.userName} ({issued.role})
-          </h3>
+        <div className="card card--padded issued stack" role="region" aria-labelledby="issued-title">
+          <h2 id="issued-title">
+            New token for <UserText>{issued.userName}</UserText> ({issued.role})
+          </h2>
           <p>Copy it now: it is shown only this once, and cannot be seen again.</p>
           <div className="issued__row">
             <label htmlFor="issued-token" className="sr-only">
@@ -200,6 +218,7 @@ export function TokensSection() {
             </label>
             <input id="issued-token" ref={issuedRef} className="issued__token" readOnly value={issued.token} spellCheck={false} />
             <button type="button" className="button button--primary" onClick={() => void copy()}>
+              <Copy className="icon" aria-hidden="true" />
               Copy
             </button>
             <button
@@ -227,21 +246,32 @@ export function TokensSection() {
         ) : null}
         {queryFallback(tokens, 'tokens') ?? (
           <div className="table-wrap" role="region" aria-labelledby="tokens-caption" tabIndex={0}>
-            <table className="table table--tokens" aria-busy={tokens.isFetching}>
-              <caption id="tokens-caption">All tokens, oldest first</caption>
+            <table className="table tokens-table" aria-busy={tokens.isFetching}>
+              <caption id="tokens-caption" className="sr-only">
+                All tokens, oldest first
+              </caption>
               <thead>
                 <tr>
-                  <th scope="col" className="num">
-                    Id
+                  <th scope="col" className="col-token">
+                    Token
                   </th>
-                  <th scope="col">Token</th>
                   <th scope="col">User</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col" className="actions">
+                  <th scope="col" className="col-role">
+                    Role
+                  </th>
+                  <th scope="col" className="col-date">
+                    Created
+                  </th>
+                  <th scope="col" className="col-date">
+                    Last used
+                  </th>
+                  <th scope="col" className="col-date">
+                    Expires
+                  </th>
+                  <th scope="col" className="col-state">
+                    State
+                  </th>
+                  <th scope="col" className="col-actions">
                     <span className="sr-only">Actions</span>
                   </th>
                 </tr>
@@ -251,22 +281,24 @@ export function TokensSection() {
                   const state = stateOf(token, now);
                   return (
                     <tr key={token.id} data-token-id={token.id}>
-                      <td className="num">{token.id}</td>
-                      <td>
+                      <td data-label="Token">
                         <code>{token.prefix}…</code>
+                        <span className="muted small"> #{token.id}</span>
                       </td>
-                      <td>{token.userName}</td>
-                      <td>{token.role}</td>
-                      <td>
+                      <td data-label="User">
+                        <UserText clamp>{token.userName}</UserText>
+                      </td>
+                      <td data-label="Role">{token.role}</td>
+                      <td data-label="Created">
                         <When date={token.createdAt} />
                       </td>
-                      <td>
+                      <td data-label="Last used">
                         <When date={token.lastUsedAt} />
                       </td>
-                      <td>
+                      <td data-label="Expires">
                         <When date={token.expiresAt} never="no expiry" />
                       </td>
-                      <td>
+                      <td data-label="State">
                         <span className={`badge badge--${state}`}>{state}</span>
                         {token.current ? <span className="muted small"> (this session)</span> : null}
                         {token.revokedAt ? (
@@ -276,8 +308,12 @@ export function TokensSection() {
                           </span>
                         ) : null}
                       </td>
-                      <td className="actions">
-                        {state === 'revoked' ? null : (
+                      <td className="cell-actions">
+                        {state === 'revoked' ? null : token.lastAdminToken ? (
+                          <span className="small muted" id={`last-admin-${token.id}`} data-testid="last-admin-note">
+                            <ShieldAlert className="icon" aria-hidden="true" /> Last admin token: create another before revoking it.
+                          </span>
+                        ) : (
                           <button
                             type="button"
                             className="button button--small button--danger-quiet"
@@ -314,8 +350,8 @@ export function TokensSection() {
           onCancel={() => setRevoking(null)}
         >
           <p>
-            Token {revoking.id} (<code>{revoking.prefix}…</code>) of {revoking.userName} stops working at once, on the REST API and on this page. This
-            cannot be undone.
+            Token {revoking.id} (<code>{revoking.prefix}…</code>) of “<UserText>{revoking.userName}</UserText>” stops working at once, on the REST API and on
+            this page. This cannot be undone.
           </p>
           {revoking.current ? <p className="notice notice--warning">This is the token you are signed in with: revoking it signs you out.</p> : null}
         </ConfirmDialog>

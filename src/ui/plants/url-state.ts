@@ -1,0 +1,76 @@
+import { INT64_MAX, INT64_MIN, PAGE_SIZES, type PlantPageInput } from '@/shared/plants';
+
+/**
+ * The plants view's state lives in its address, so a reload, Back and a shared link land on the same view:
+ *
+ *   /plants?q=fern&tag=shade&owner=alice&size=50&after=123     (or before=ID, or page=last)
+ *
+ * Anything unreadable in the address is ignored (the view falls back to its default) rather than shown as
+ * an error: an address is not a form.
+ */
+export type PageSize = (typeof PAGE_SIZES)[number];
+export const DEFAULT_PAGE_SIZE: PageSize = 25;
+
+export type Cursor = NonNullable<PlantPageInput['cursor']>;
+
+export type PlantsQuery = {
+  q?: string;
+  tag?: string;
+  owner?: string;
+  size: PageSize;
+  cursor?: Cursor;
+};
+
+function readId(text: string | null): bigint | undefined {
+  if (text === null || !/^-?\d{1,19}$/.test(text)) return undefined;
+  const id = BigInt(text);
+  return id >= INT64_MIN && id <= INT64_MAX ? id : undefined;
+}
+
+function readText(text: string | null, max: number): string | undefined {
+  return text !== null && text !== '' && [...text].length <= max ? text : undefined;
+}
+
+export function readPlantsQuery(params: URLSearchParams): PlantsQuery {
+  const sizeNumber = Number(params.get('size'));
+  const size = (PAGE_SIZES as readonly number[]).includes(sizeNumber) ? (sizeNumber as PageSize) : DEFAULT_PAGE_SIZE;
+  const after = readId(params.get('after'));
+  const before = readId(params.get('before'));
+  const cursor: Cursor | undefined =
+    params.get('page') === 'last'
+      ? { kind: 'last' }
+      : after !== undefined
+        ? { kind: 'after', id: after }
+        : before !== undefined
+          ? { kind: 'before', id: before }
+          : undefined;
+  return {
+    q: readText(params.get('q'), 200),
+    tag: readText(params.get('tag'), 100),
+    owner: readText(params.get('owner'), 64),
+    size,
+    cursor,
+  };
+}
+
+export function plantsHref(query: PlantsQuery): string {
+  const params = new URLSearchParams();
+  if (query.q) params.set('q', query.q);
+  if (query.tag) params.set('tag', query.tag);
+  if (query.owner) params.set('owner', query.owner);
+  if (query.size !== DEFAULT_PAGE_SIZE) params.set('size', String(query.size));
+  if (query.cursor?.kind === 'last') params.set('page', 'last');
+  else if (query.cursor) params.set(query.cursor.kind, query.cursor.id.toString());
+  const search = params.toString();
+  return search ? `/plants?${search}` : '/plants';
+}
+
+export function sameCursor(a: Cursor | undefined, b: Cursor | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.kind !== b.kind) return false;
+  return a.kind === 'last' || a.id === (b as { id: bigint }).id;
+}
+
+export function hasFilters(query: PlantsQuery): boolean {
+  return Boolean(query.q || query.tag || query.owner);
+}
