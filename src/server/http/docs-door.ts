@@ -27,7 +27,24 @@ const page = `<!doctype html>
 </body>
 </html>`;
 
-const start = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+/**
+ * Swagger UI shows a JSON answer by parsing and re-writing it, which rounds an int64 id to the nearest
+ * double (9223372036854775807 became 9223372036854776000, and pasting that into DELETE was a 400). On this
+ * page only, JSON.parse keeps every integer that a double cannot hold as its own digits: the reviver sees
+ * the number's source text and hands back JSON.rawJSON of it, which JSON.stringify writes out unchanged.
+ * Browsers without JSON.rawJSON (older than Chrome 114, Firefox 135, Safari 18.4) keep the plain parse.
+ */
+const start = `(() => {
+  const parse = JSON.parse;
+  if (typeof JSON.rawJSON === 'function') {
+    JSON.parse = function (text, reviver) {
+      if (reviver !== undefined) return parse(text, reviver);
+      return parse(text, (key, value, context) =>
+        typeof value === 'number' && !Number.isSafeInteger(value) && context && /^-?\\d+$/.test(context.source) ? JSON.rawJSON(context.source) : value);
+    };
+  }
+  window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });
+})();`;
 
 const HTML = 'text/html; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
