@@ -91,7 +91,7 @@ function Shell({ children }: { children: ReactNode }) {
                 </p>
                 <button type="button" className="button button--quiet" onClick={session.signOut}>
                   <LogOut className="icon" aria-hidden="true" />
-                  Sign out
+                  <span className="collapse-label">Sign out</span>
                 </button>
               </div>
             </>

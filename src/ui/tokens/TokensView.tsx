@@ -24,11 +24,19 @@ function userNameProblem(text: string): string | null {
   return result.success ? null : (result.error.issues[0]?.message ?? 'user name is not valid');
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const fullDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+const otherYear = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 
+/** A date short enough for one line of a table cell; the full date and time in its title. */
 function When({ date, never = 'never' }: { date: Date | null; never?: string }) {
   if (!date) return <span className="muted">{never}</span>;
-  return <time dateTime={date.toISOString()}>{dateFormat.format(date)}</time>;
+  const format = date.getFullYear() === new Date().getFullYear() ? thisYear : otherYear;
+  return (
+    <time dateTime={date.toISOString()} title={fullDate.format(date)}>
+      {format.format(date)}
+    </time>
+  );
 }
 
 function stateOf(token: TokenRow, now: Date): 'active' | 'revoked' | 'expired' {
@@ -139,6 +147,7 @@ function TokensAdmin() {
   }
 
   const now = new Date();
+  const lastAdminToken = tokens.data?.find((token) => token.lastAdminToken);
   return (
     <section className="tokens stack" aria-labelledby="tokens-title">
       <div className="view-head">
@@ -244,6 +253,15 @@ function TokensAdmin() {
             {revokeMessage.text}
           </p>
         ) : null}
+        {lastAdminToken ? (
+          <div className="notice notice--info" role="note" data-testid="last-admin-explained">
+            <ShieldAlert className="icon" aria-hidden="true" />
+            <p>
+              Token {lastAdminToken.id} (<code>{lastAdminToken.prefix}…</code>) of “<UserText>{lastAdminToken.userName}</UserText>” is the last working admin
+              token, so it cannot be revoked: nobody could sign in to manage tokens then. Create another admin token first.
+            </p>
+          </div>
+        ) : null}
         {queryFallback(tokens, 'tokens') ?? (
           <div className="table-wrap" role="region" aria-labelledby="tokens-caption" tabIndex={0}>
             <table className="table tokens-table" aria-busy={tokens.isFetching}>
@@ -310,8 +328,8 @@ function TokensAdmin() {
                       </td>
                       <td className="cell-actions">
                         {state === 'revoked' ? null : token.lastAdminToken ? (
-                          <span className="small muted" id={`last-admin-${token.id}`} data-testid="last-admin-note">
-                            <ShieldAlert className="icon" aria-hidden="true" /> Last admin token: create another before revoking it.
+                          <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">
+                            <ShieldAlert className="icon" aria-hidden="true" /> Last admin
                           </span>
                         ) : (
                           <button
