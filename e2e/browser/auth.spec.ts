@@ -11,9 +11,17 @@ test.describe('signing in', () => {
     await tokenInput.fill(adminToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
     const who = page.getByTestId('signed-in-as');
-    await expect(who).toHaveText(/Signed in as admin\s*admin/);
-    await expect(page.getByRole('heading', { name: 'Plants', level: 2 })).toBeFocused();
-    await expect(page.getByRole('heading', { name: 'API tokens' })).toBeVisible();
+    // The name once, the role as a label: not "admin admin".
+    await expect(who).toHaveText(/^A\s*Signed in as admin\s*Admin$/);
+    await expect(page).toHaveURL(/\/plants$/);
+    await expect(page.getByRole('heading', { name: 'Plants', level: 1 })).toBeFocused();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await expect(nav.getByRole('link', { name: 'Plants' })).toHaveAttribute('aria-current', 'page');
+    await nav.getByRole('link', { name: 'API tokens' }).click();
+    await expect(page).toHaveURL(/\/tokens$/);
+    await expect(page.getByRole('heading', { name: 'API tokens', level: 1 })).toBeVisible();
+    await page.goBack();
+    await expect(page.getByRole('heading', { name: 'Plants', level: 1 })).toBeVisible();
     await shot(page, '02-signed-in-admin');
 
     // Kept for the browser session only: sessionStorage, no cookie, nothing in localStorage.
@@ -78,7 +86,7 @@ test.describe('signing in', () => {
     // the token lapses (AUTH_CACHE_TTL_MS, 5 s by default): reload until then.
     const sessionEnded = page.getByText('Your session has ended: the token was revoked or has expired.', { exact: false });
     await expect(async () => {
-      if (!(await sessionEnded.isVisible())) await page.getByRole('button', { name: 'Reload' }).click({ timeout: 1_000 });
+      if (!(await sessionEnded.isVisible())) await page.getByLabel('Search names').fill(`x${Date.now()}`, { timeout: 1_000 });
       await expect(sessionEnded).toBeVisible({ timeout: 1_000 });
     }).toPass({ timeout: 10_000 });
     await expect(page.getByTestId('signed-in-as')).toHaveCount(0);
@@ -94,11 +102,16 @@ test.describe('signing in', () => {
     const token = await cliToken(name, 'member');
     await signIn(page, token, name);
     await expect(page.getByTestId('signed-in-as')).toContainText('member');
-    await expect(page.getByRole('heading', { name: 'Plants', level: 2 })).toBeVisible();
+    await expect(page.getByRole('heading', { name: 'Plants', level: 1 })).toBeVisible();
     await expect(page.getByText('No plants yet — add the first.')).toBeVisible();
-    await expect(page.getByRole('heading', { name: 'API tokens' })).toHaveCount(0);
+    await expect(page.getByRole('link', { name: 'API tokens' })).toHaveCount(0);
     await expect(page.getByRole('button', { name: 'Create token' })).toHaveCount(0);
+    // Nothing says "admin" to a member, and there is no owner filter.
+    await expect(page.getByText(/admin/i)).toHaveCount(0);
+    await expect(page.getByLabel('Owner')).toHaveCount(0);
     await shot(page, '04-signed-in-member-empty');
+    await page.goto('/tokens');
+    await expect(page.getByText('Only admins manage tokens.')).toBeVisible();
 
     const response = await fetch(`${baseURL}/api/trpc/tokens.list`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(403);

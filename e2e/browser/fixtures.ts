@@ -97,9 +97,9 @@ export const test = base.extend<Fixtures>({
 
 export { expect };
 
-/** Signs in through the form and waits until the page says who is signed in. */
-export async function signIn(page: Page, token: string, expectedName?: string): Promise<void> {
-  await page.goto('/');
+/** Signs in through the form (at `path`, the plants view by default) and waits until the page says who is signed in. */
+export async function signIn(page: Page, token: string, expectedName?: string, path = '/plants'): Promise<void> {
+  await page.goto(path);
   await page.getByLabel('API token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   const who = page.getByTestId('signed-in-as');
@@ -107,19 +107,26 @@ export async function signIn(page: Page, token: string, expectedName?: string): 
   if (expectedName) await expect(who).toContainText(expectedName);
 }
 
-/** The create form's inputs, by their labels. */
+/** The add dialog's inputs, by their labels. */
 export function plantForm(page: Page) {
+  const dialog = page.getByRole('dialog', { name: 'Add a plant' });
   return {
-    id: page.getByLabel('Id', { exact: true }),
-    name: page.getByLabel('Name', { exact: true }),
-    tag: page.getByLabel(/^Tag/),
-    submit: page.getByRole('button', { name: 'Add plant' }),
+    dialog,
+    open: page.locator('.view-head').getByRole('button', { name: 'Add plant' }),
+    id: dialog.getByLabel('Id', { exact: true }),
+    name: dialog.getByLabel('Name', { exact: true }),
+    tag: dialog.getByLabel(/^Tag/),
+    submit: dialog.getByRole('button', { name: 'Add plant' }),
   };
 }
 
-export async function addPlant(page: Page, plant: { id: bigint | string; name: string; tag?: string }): Promise<void> {
+/** Adds a plant through the dialog; `id` replaces the proposed one when given. */
+export async function addPlant(page: Page, plant: { id?: bigint | string; name: string; tag?: string }): Promise<void> {
   const form = plantForm(page);
-  await form.id.fill(plant.id.toString());
+  if (!(await form.dialog.isVisible())) await form.open.click();
+  await expect(form.dialog).toBeVisible();
+  if (plant.id !== undefined) await form.id.fill(plant.id.toString());
+  else await expect(form.id).not.toHaveValue('');
   await form.name.fill(plant.name);
   await form.tag.fill(plant.tag ?? '');
   await form.submit.click();
@@ -128,4 +135,14 @@ export async function addPlant(page: Page, plant: { id: bigint | string; name: s
 /** The plants table's row of one id. */
 export function plantRow(page: Page, id: bigint | string) {
   return page.locator(`tr[data-plant-id="${id.toString()}"]`);
+}
+
+/** The ids of the table's rows, top to bottom, as text. */
+export async function shownIds(page: Page): Promise<string[]> {
+  return page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id') ?? ''));
+}
+
+/** "1–25 of 186" as the pager shows it. */
+export function range(page: Page) {
+  return page.getByTestId('plants-range');
 }

@@ -6,10 +6,9 @@ import './zod-browser';
 import { KeyRound, LogOut, Sprout } from 'lucide-react';
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
-import { type ReactNode, useEffect } from 'react';
+import type { ReactNode } from 'react';
 
 import { ActivityIndicator } from './ActivityIndicator';
-import { focusViewHeadingNext } from './focus';
 import { SessionProvider, useSession } from './session';
 import { SignIn } from './SignIn';
 import { UserText } from './UserText';
@@ -49,10 +48,6 @@ function Shell({ children }: { children: ReactNode }) {
   const pathname = usePathname();
   const { status, user, origin } = session;
   const signedIn = status === 'signedIn' && user !== null;
-
-  useEffect(() => {
-    if (signedIn && origin === 'form') focusViewHeadingNext();
-  }, [signedIn, origin]);
 
   const links = NAV.filter((item) => !item.adminOnly || user?.role === 'admin');
   const navLinks = links.map(({ href, label, icon: Icon }) => (

@@ -73,9 +73,15 @@ type ConfirmDialogProps = {
 /** Asks before something that cannot be undone. Focus starts on Cancel, the safe choice. */
 export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCancel }: ConfirmDialogProps) {
   const cancelRef = useRef<HTMLButtonElement>(null);
-  const dialogDone = useRef(false);
+  const confirmed = useRef(false);
   return (
-    <Modal title={title} onCancel={onCancel} initialFocus={cancelRef}>
+    <Modal
+      title={title}
+      onCancel={() => {
+        if (!confirmed.current) onCancel();
+      }}
+      initialFocus={cancelRef}
+    >
       {children}
       <div className="dialog__actions">
         <button type="button" className="button" ref={cancelRef} onClick={onCancel}>
@@ -84,9 +90,12 @@ export function ConfirmDialog({ title, children, confirmLabel, onConfirm, onCanc
         <button
           type="button"
           className="button button--danger"
-          onClick={() => {
-            if (dialogDone.current) return;
-            dialogDone.current = true;
+          onClick={(event) => {
+            if (confirmed.current) return;
+            confirmed.current = true;
+            // Closed first: the browser hands focus back to what opened the dialog, and onConfirm may then
+            // move it on (the page behind a modal dialog is inert, so nothing there could take it before).
+            event.currentTarget.closest('dialog')?.close();
             onConfirm();
           }}
         >

@@ -4,6 +4,7 @@ import { LogIn } from 'lucide-react';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 
 import { Field } from './Field';
+import { focusViewHeadingNext, forgetHeadingFocus } from './focus';
 import { useSession } from './session';
 
 export function SignIn() {
@@ -15,7 +16,9 @@ export function SignIn() {
 
   // After a refused token or a sign-out, the cursor is back where the next token goes.
   useEffect(() => {
-    if (notice) inputRef.current?.focus();
+    if (!notice) return;
+    forgetHeadingFocus();
+    inputRef.current?.focus();
   }, [notice]);
 
   function onSubmit(event: FormEvent) {
@@ -28,6 +31,8 @@ export function SignIn() {
       return;
     }
     setError(null);
+    // Once signed in, the view that appears starts the cursor at its heading.
+    focusViewHeadingNext();
     signIn(candidate);
   }
 

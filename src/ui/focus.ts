@@ -14,3 +14,8 @@ export function takeHeadingFocus(heading: HTMLElement | null): void {
   pending = false;
   heading.focus();
 }
+
+/** The sign-in did not go through: no view should take the cursor later. */
+export function forgetHeadingFocus(): void {
+  pending = false;
+}

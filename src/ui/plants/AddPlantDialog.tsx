@@ -79,7 +79,8 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
     setTouched({ id: true, name: true, tag: true });
     if (!result.ok) {
       setErrors(result.errors);
-      const first = PLANT_FIELDS.find((field) => result.errors[field]);
+      // In the order the dialog shows them.
+      const first = (['name', 'tag', 'id'] as const).find((field) => result.errors[field]);
       if (first) refs[first].current?.focus();
       return;
     }
