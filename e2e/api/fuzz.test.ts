@@ -730,7 +730,7 @@ async function runProperty<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns:
 describe('generated from the OpenAPI document', () => {
   it('has the operations and the NewPlant body the generators are built on', () => {
     const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'POST /plants']);
+    expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'PATCH /plants/{id}', 'POST /plants']);
     const schema = inlineRefs(document, document.paths['/plants']!.post!.requestBody!.content['application/json']!.schema) as {
       properties: Record<string, { type: string; format?: string; maxLength?: number }>;
       required: string[];
@@ -744,7 +744,7 @@ describe('generated from the OpenAPI document', () => {
     expect(schema.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
     expect(schema.properties.tag).toMatchObject({ type: 'string', maxLength: 100 });
     const listParameters = (document.paths['/plants']!.get!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`).sort();
-    expect(listParameters).toEqual(['query:after', 'query:limit']);
+    expect(listParameters).toEqual(['query:after', 'query:limit', 'query:owner', 'query:q', 'query:tag']);
     expect((document.paths['/plants/{id}']!.delete!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['path:id']);
   });
 });
