@@ -274,9 +274,6 @@ function TokensAdmin() {
                     Token
                   </th>
                   <th scope="col">User</th>
-                  <th scope="col" className="col-role">
-                    Role
-                  </th>
                   <th scope="col" className="col-date">
                     Created
                   </th>
@@ -304,9 +301,11 @@ function TokensAdmin() {
                         <span className="muted small"> #{token.id}</span>
                       </td>
                       <td data-label="User">
-                        <UserText clamp>{token.userName}</UserText>
+                        <span className="user-cell">
+                          <UserText clamp>{token.userName}</UserText>
+                          <span className={`badge badge--${token.role}`}>{token.role}</span>
+                        </span>
                       </td>
-                      <td data-label="Role">{token.role}</td>
                       <td data-label="Created">
                         <When date={token.createdAt} />
                       </td>
@@ -317,19 +316,16 @@ function TokensAdmin() {
                         <When date={token.expiresAt} never="no expiry" />
                       </td>
                       <td data-label="State">
-                        <span className={`badge badge--${state}`}>{state}</span>
+                        <span className={`badge badge--${state}`} title={token.revokedAt ? `Revoked ${fullDate.format(token.revokedAt)}` : undefined}>
+                          {state}
+                        </span>
                         {token.current ? <span className="muted small"> (this session)</span> : null}
-                        {token.revokedAt ? (
-                          <span className="muted small">
-                            {' '}
-                            <When date={token.revokedAt} />
-                          </span>
-                        ) : null}
                       </td>
                       <td className="cell-actions">
                         {state === 'revoked' ? null : token.lastAdminToken ? (
                           <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">
-                            <ShieldAlert className="icon" aria-hidden="true" /> Last admin
+                            <ShieldAlert className="icon" aria-hidden="true" />
+                            <span className="sr-only">The last working admin token: it cannot be revoked</span>
                           </span>
                         ) : (
                           <button

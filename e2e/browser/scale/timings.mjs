@@ -1,0 +1,47 @@
+// Times search, filters and paging in Chromium against a running server (README, "At scale"). Not a test:
+// timings do not belong in a pass/fail suite. Usage: node e2e/browser/scale/timings.mjs <admin token> [base URL]
+import { chromium } from '@playwright/test';
+const [token, base = 'http://127.0.0.1:3917'] = process.argv.slice(2);
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+const range = page.getByTestId('plants-range');
+const serverTimes = [];
+page.on('requestfinished', async (request) => {
+  if (!request.url().includes('plants.page')) return;
+  const t = request.timing();
+  serverTimes.push(Math.round(t.responseEnd - t.requestStart));
+});
+async function measure(label, action, expected) {
+  const results = [];
+  for (let i = 0; i < 3; i++) {
+    await action.reset?.();
+    const before = await range.innerText();
+    serverTimes.length = 0;
+    const t0 = Date.now();
+    await action.run();
+    await page.waitForFunction(([b, e]) => { const t = document.querySelector('[data-testid="plants-range"]')?.textContent ?? ''; return t !== b && !t.includes('loading') && (!e || new RegExp(e).test(t)); }, [before, expected ?? ''], { timeout: 30000, polling: 5 });
+    results.push({ total: Date.now() - t0, request: serverTimes[0] ?? null, text: await range.innerText() });
+  }
+  const sorted = [...results].sort((a, b) => a.total - b.total);
+  console.log(`${label.padEnd(44)} median ${sorted[1].total} ms (request ${sorted[1].request} ms)  [${results.map((r) => r.total).join(', ')}]  → ${results[2].text}`);
+}
+const t0 = Date.now();
+await page.goto(base + '/plants');
+await page.getByLabel('API token').fill(token);
+await page.getByRole('button', { name: 'Sign in' }).click();
+await range.waitFor();
+console.log('first load after sign-in (100k count)', Date.now() - t0, 'ms');
+const go = (path) => ({ reset: async () => { await page.goto(base + path); await range.waitFor(); } });
+await measure('search typed "fern" (debounced 350 ms)', { ...go('/plants'), run: () => page.getByLabel('Search names').pressSequentially('fern') });
+await measure('next page (unfiltered)', { ...go('/plants'), run: () => page.getByRole('button', { name: 'Next page' }).click() });
+await measure('last page (unfiltered)', { ...go('/plants'), run: () => page.getByRole('button', { name: 'Last page' }).click() });
+await measure('previous from last (unfiltered)', { ...go('/plants?page=last'), run: () => page.getByRole('button', { name: 'Previous page' }).click() });
+await measure('search "orchid" (Enter)', { ...go('/plants'), run: async () => { await page.getByLabel('Search names').fill('orchid'); await page.getByLabel('Search names').press('Enter'); } });
+await measure('search "STRASSE" (Enter, Unicode folding)', { ...go('/plants'), run: async () => { await page.getByLabel('Search names').fill('STRASSE'); await page.getByLabel('Search names').press('Enter'); } });
+await measure('search "no. 99999" (rare match)', { ...go('/plants'), run: async () => { await page.getByLabel('Search names').fill('no. 99999'); await page.getByLabel('Search names').press('Enter'); } });
+await measure('tag filter "rare" (Enter)', { ...go('/plants'), run: async () => { await page.getByLabel('Tag').fill('rare'); await page.getByLabel('Tag').press('Enter'); } });
+await measure('next page, tag "rare"', { ...go('/plants?tag=rare'), run: () => page.getByRole('button', { name: 'Next page' }).click() });
+await measure('last page, tag "rare"', { ...go('/plants?tag=rare'), run: () => page.getByRole('button', { name: 'Last page' }).click() });
+await measure('last page, q "fern" + tag "shade"', { ...go('/plants?q=fern&tag=shade'), run: () => page.getByRole('button', { name: 'Last page' }).click() });
+await measure('100 per page, last page', { ...go('/plants?size=100'), run: () => page.getByRole('button', { name: 'Last page' }).click() });
+await browser.close();
