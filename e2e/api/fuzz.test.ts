@@ -133,9 +133,15 @@ const isUtf8 = (bytes: Buffer) => {
 };
 const hasLoneSurrogate = (text: string) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 
+/**
+ * The contract's "at least one visible character" (name and tag, since 1.1.0): not only white space,
+ * format controls and the other invisible characters it names (U+200B, U+2060, U+3164, U+2800, U+180E).
+ */
+const hasVisible = (text: string) => text.replace(/[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/gu, '') !== '';
+
 /** name/tag rules: 'either' when the text has a lone surrogate (not Unicode text; the contract is silent). */
-function textRule(value: string, max: number, notOnlyWhiteSpace: boolean): Expectation {
-  const ok = codePoints(value) >= 1 && codePoints(value) <= max && !/\p{Cc}/u.test(value) && (!notOnlyWhiteSpace || /\S/u.test(value));
+function textRule(value: string, max: number, _notOnlyWhiteSpace: boolean): Expectation {
+  const ok = codePoints(value) >= 1 && codePoints(value) <= max && !/\p{Cc}/u.test(value) && hasVisible(value);
   if (!ok) return 'refused';
   return hasLoneSurrogate(value) ? 'either' : 'ok';
 }
