@@ -121,7 +121,12 @@ export function EditRow({ plant, columns, onDone }: { plant: PlantRow; columns: 
                   placeholder={isName ? undefined : 'No tag'}
                   aria-invalid={error ? true : undefined}
                   aria-describedby={error ? `${inputId}-error` : undefined}
-                  onChange={(event) => (isName ? setName(event.target.value) : setTag(event.target.value))}
+                  onChange={(event) => {
+                    if (isName) setName(event.target.value);
+                    else setTag(event.target.value);
+                    // A message about what was there goes once it is being changed.
+                    if (error) setErrors((current) => ({ ...current, [column]: undefined }));
+                  }}
                 />
                 {error ? (
                   <p className="field__error" id={`${inputId}-error`}>
