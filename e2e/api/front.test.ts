@@ -12,7 +12,8 @@ import { rawExchange, type RawAnswer } from '../support/http-client';
 
 import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
 
-const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/2', RATE_LIMIT_AUTH_FAILURES: '8/0.5' } });
+// Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
+const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });
 
 /** A tRPC call as the admin page's client makes it (superjson input, bigint ids tagged). */
 function trpc(path: string, init: { token?: string; method?: string; body?: string; query?: string; headers?: Record<string, string> } = {}) {
