@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { Places } from './heap';
 import { projectRoot } from './paths';
+
+// The compiled server is a bundle: its frames are mapped back to their sources through its source maps.
+const bundlePlaces = new Places();
 
 type CallFrame = { functionName: string; url: string; lineNumber: number; columnNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
@@ -39,6 +43,7 @@ export function placeOf(frame: CallFrame): string {
     const parts = url.slice('node:'.length).split('/');
     return `node:${parts.slice(0, parts[0] === 'internal' ? (parts[1] === 'deps' ? 3 : 2) : 1).join('/')}`;
   }
+  if (/\.mjs$/.test(url) && url.includes('/.bench-build/')) return bundlePlaces.at(url, frame.lineNumber, frame.columnNumber);
   let file = url;
   if (url.startsWith('file://')) {
     try {
