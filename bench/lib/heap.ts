@@ -259,10 +259,18 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
       if (shared !== -1 && !ownPlace.has(shared)) ownPlace.set(shared, place);
     }
   }
+  // Functions with no closure alive (never called, or their closures gone) have no location: they count for
+  // their script as a whole.
+  const scriptLabel = (url: string) => (url.startsWith('node:') ? placeOfFile(url) : url.startsWith('file://') ? path.relative(projectRoot, fileURLToPath(url)) : url);
+  for (let n = 0; n < count; n++) {
+    if (typeOf(n) !== codeType || ownPlace.has(n)) continue;
+    const script = edgeTo(n, (name) => name === 'script_or_debug_info' || name === 'script');
+    if (script === -1) continue;
+    const url = nameOf(script);
+    if (url.startsWith('file://') || url.startsWith('node:')) ownPlace.set(n, `(functions without a live closure) ${scriptLabel(url)}`);
+  }
   for (const [script, scriptId] of scriptOfNode) {
-    const url = scriptUrl.get(scriptId) ?? '';
-    const label = url.startsWith('node:') ? placeOfFile(url) : url.startsWith('file://') ? path.relative(projectRoot, fileURLToPath(url)) : url;
-    ownPlace.set(script, `(script source) ${label}`);
+    ownPlace.set(script, `(script source) ${scriptLabel(scriptUrl.get(scriptId) ?? '')}`);
   }
 
   // A scope belongs to the package whose functions close over it; one several packages share is split by variable.
@@ -396,10 +404,11 @@ export function summariseSmaps(pid: number): SmapsSummary | null {
   const totals = new Map<string, number>();
   let current = '';
   for (const line of text.split('\n')) {
-    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (header) {
-      const name = header[1]!.trim();
-      if (!name) current = 'anonymous (V8 heap spaces, Wasm memory, malloc arenas, stacks)';
+      const name = header[2]!.trim();
+      if (!name && header[1]!.includes('x')) current = 'anonymous, executable (JIT code, Wasm code)';
+      else if (!name) current = 'anonymous data (V8 heap spaces, Wasm memory, malloc arenas, stacks)';
       else if (name === '[heap]') current = '[heap] (malloc: native objects, SQLite page cache)';
       else if (name.startsWith('[')) current = `${name} (kernel)`;
       else if (name === process.execPath || /\/node$/.test(name)) current = 'node binary (code, read-only data)';

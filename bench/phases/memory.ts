@@ -95,6 +95,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
     ctx.results.memory = { points, peak, usage: usage.memory, heapStatistics: usage.heap, smaps, heap, soak, soakSamples: samples, snapshotMb: Math.round(snapshotMb) };
 
     const nonHeap = rss - usage.memory.heapUsed;
+    const anonymousData = smaps?.rows.find((row) => row.what.startsWith('anonymous data'))?.rssBytes;
     ctx.report.push(
       `### Memory of the app (node ${path.relative(ctx.checkout.dir, path.join(ctx.checkout.dir, '.bench-build', 'server.mjs'))}, a fresh instance)`,
       '',
@@ -115,6 +116,9 @@ export async function memoryPhase(ctx: Context): Promise<void> {
           ['outside the JS heap: RSS − heap used', mb(nonHeap)],
           ['  of which V8 external memory (ArrayBuffers, Wasm memories, Buffers)', mb(usage.memory.external)],
           ['  of which malloc held by V8 (malloced_memory; peak)', `${mb(usage.heap.malloced_memory)} (${mb(usage.heap.peak_malloced_memory)})`],
+          ...(anonymousData !== undefined
+            ? [['anonymous data pages (smaps) − V8 heap pages (total_physical_size): Wasm memory, malloc arenas, stacks', mb(anonymousData - usage.heap.total_physical_size)]]
+            : []),
         ],
         ['l', 'r'],
       ),
