@@ -70,7 +70,8 @@ function buildEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  */
 export function ensureBuild(checkout: Checkout, rebuild: boolean): number {
   const { dir } = checkout;
-  const label = path.relative(projectRoot, dir) || '.';
+  const relative = path.relative(projectRoot, dir);
+  const label = relative === '' ? '.' : relative.startsWith('..') ? dir : relative;
   let reason: string | null;
   let command: string[];
   let env: NodeJS.ProcessEnv;

@@ -124,6 +124,19 @@ function groupAlive(pgid: number): boolean {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * fetch for idempotent requests after a pause: a kept-alive socket that the server closes (its keep-alive
+ * timeout) just as the request goes out fails with "other side closed"; one more try takes a new socket.
+ */
+export async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return fetch(url, init);
+  }
+}
+
 /** Polls `url` until it answers 200; returns the milliseconds from `since` (performance.now()) to that answer. */
 export async function waitFor200(server: Server, path: string, since: number, timeoutMs = 120_000): Promise<number> {
   const deadline = since + timeoutMs;

@@ -126,7 +126,7 @@ export async function abPhase(ctx: Context): Promise<void> {
         fixed(s.cpuMsPer1k, 1),
         `${s.non2xx}${s.status5xx ? ` (${s.status5xx} 5xx!)` : ''}`,
         fixed(s.otherCpu),
-        ratio ? spreadText(ratio) : '',
+        ...(ctx.floor ? [ratio ? spreadText(ratio) : ''] : []),
       ]);
     }
   }
@@ -135,7 +135,10 @@ export async function abPhase(ctx: Context): Promise<void> {
     `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s, ${who} alternating (order flipped each round; warm-up ${options.warmSeconds} s)`,
     '',
     table(
-      ['workload', 'server', 'req/s', 'req/s CV', 'p50 ms', 'p99 ms (median round)', 'p99 ms (worst)', 'peak RSS MB', 'server CPU', 'CPU ms/1k req', 'non-2xx', 'others CPU', '/floor req/s: mean (per-round range, ±spread)'],
+      [
+        ...['workload', 'server', 'req/s', 'req/s CV', 'p50 ms', 'p99 ms (median round)', 'p99 ms (worst)', 'peak RSS MB', 'server CPU', 'CPU ms/1k req', 'non-2xx', 'others CPU'],
+        ...(ctx.floor ? ['/floor req/s: mean (per-round range, ±spread)'] : []),
+      ],
       rows,
       ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
