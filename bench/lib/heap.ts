@@ -33,6 +33,8 @@ export type HeapSummary = {
   byPackage: { place: string; bytes: number; objects: number; codeBytes: number }[];
   /** Self bytes by V8 node type (string, code, closure, object, array, native …). */
   byType: { type: string; bytes: number; objects: number }[];
+  /** What the "(V8 and Node internals, roots)" share is made of: self bytes by type and name. */
+  internalsByName: { what: string; bytes: number; objects: number }[];
   /** The largest retained objects. */
   largest: { name: string; type: string; place: string; retainedBytes: number; selfBytes: number }[];
 };
@@ -79,16 +81,21 @@ export class Places {
   }
 
   at(url: string, line: number, column: number): string {
-    if (!url) return '(no script)';
-    if (url.startsWith('node:')) return placeOfFile(url);
+    return this.locate(url, line, column).place;
+  }
+
+  /** The place, and the original file and line (1-based) where the source map knows them. */
+  locate(url: string, line: number, column: number): { place: string; file: string | null; line: number } {
+    if (!url) return { place: '(code made by eval or new Function)', file: null, line: line + 1 };
+    if (url.startsWith('node:')) return { place: placeOfFile(url), file: url, line: line + 1 };
     const file = this.fileOf(url);
-    if (!file) return url.startsWith('wasm') ? 'wasm' : url;
+    if (!file) return { place: url.startsWith('wasm') ? 'wasm' : url, file: null, line: line + 1 };
     const map = this.mapOf(file);
-    if (!map) return placeOfFile(file);
-    const entry = map.findEntry(line, column) as { originalSource?: string };
-    if (!entry.originalSource) return `${placeOfFile(file)} (unmapped)`;
+    if (!map) return { place: placeOfFile(file), file, line: line + 1 };
+    const entry = map.findEntry(line, column) as { originalSource?: string; originalLine?: number };
+    if (!entry.originalSource) return { place: `${placeOfFile(file)} (unmapped)`, file, line: line + 1 };
     const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
-    return placeOfFile(source);
+    return { place: placeOfFile(source), file: source, line: (entry.originalLine ?? line) + 1 };
   }
 
   /** Where a top-level `var|let|const|function|class NAME` of this script is declared (esbuild writes them unindented). */
@@ -106,12 +113,23 @@ export class Places {
           if (match) names!.set(match[1]!, this.at(url, line, text.indexOf(match[1]!, match[0].length - match[1]!.length)));
           // `var a = …, b = …` on one line: the rest of the names on it, declared at the same place.
           if (match && text.startsWith('var ')) for (const more of text.matchAll(/, ([A-Za-z_$][\w$]*) =/g)) names!.set(more[1]!, names!.get(match[1]!)!);
+          // `var { a, b: c } = …`: each name bound, declared where the line is.
+          const destructured = /^(?:export )?(?:var|let|const) \{([^}]*)\}/.exec(text);
+          if (destructured) {
+            const place = this.at(url, line, 0);
+            for (const part of destructured[1]!.split(',')) {
+              const bound = /([A-Za-z_$][\w$]*)\s*$/.exec(part.split('=')[0]!.trim());
+              if (bound) names!.set(bound[1]!, place);
+            }
+          }
         });
       }
     }
     return names.get(name);
   }
 }
+
+const LARGE_STRING = 256 * 1024;
 
 export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
   const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
@@ -273,37 +291,45 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
     ownPlace.set(script, `(script source) ${scriptLabel(scriptUrl.get(scriptId) ?? '')}`);
   }
 
-  // A scope belongs to the package whose functions close over it; one several packages share is split by variable.
-  const scopePlaces = new Map<number, Set<string>>();
+  // A scope belongs to the package whose functions close over it; one several packages share is split by
+  // variable: where it is declared, else the package of at least 80 % of the scope's functions, if any.
+  const scopePlaces = new Map<number, Map<string, number>>();
   for (let n = 0; n < count; n++) {
     if (typeOf(n) !== closureType || !ownPlace.has(n)) continue;
     const context = edgeTo(n, (name) => name === 'context');
     if (context === -1) continue;
-    const set = scopePlaces.get(context) ?? new Set<string>();
-    set.add(ownPlace.get(n)!);
-    scopePlaces.set(context, set);
+    const counts = scopePlaces.get(context) ?? new Map<string, number>();
+    counts.set(ownPlace.get(n)!, (counts.get(ownPlace.get(n)!) ?? 0) + 1);
+    scopePlaces.set(context, counts);
   }
-  const sharedScopes = new Set<number>();
-  for (const [context, set] of scopePlaces) {
-    if (set.size === 1) ownPlace.set(context, [...set][0]!);
-    else sharedScopes.add(context);
+  const sharedScopes = new Map<number, string | undefined>();
+  for (const [context, counts] of scopePlaces) {
+    if (counts.size === 1) ownPlace.set(context, [...counts.keys()][0]!);
+    else {
+      const total = [...counts.values()].reduce((sum, value) => sum + value, 0);
+      const [place, most] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
+      sharedScopes.set(context, most >= total * 0.8 ? place : undefined);
+    }
   }
   const variablePlace = new Map<number, string>();
-  for (const context of sharedScopes) {
+  for (const [context, majority] of sharedScopes) {
     // Which script's top level this is: the scope's closures' script (the first with a declaration wins).
     const urls = [...new Set([...scriptUrl.values()].filter((url) => url.startsWith('file://')))];
     for (let e = firstEdge[context]!; e < firstEdge[context + 1]!; e += edgeFields) {
       if (edges[e + EDGE_TYPE] !== contextEdge) continue;
       const name = edgeNameOf(e);
+      let found = false;
       for (const url of urls) {
         const place = places.declaration(url, name);
         if (place) {
           variablePlace.set(edges[e + TO]! / nodeFields, place);
+          found = true;
           break;
         }
       }
+      if (!found && majority !== undefined) variablePlace.set(edges[e + TO]! / nodeFields, majority);
     }
-    ownPlace.set(context, '(shared top-level scope)');
+    ownPlace.set(context, majority ?? '(scopes shared by several packages)');
   }
   void propertyEdge;
   void internalEdge;
@@ -327,6 +353,11 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
     const own = ownPlace.get(n);
     if (own !== undefined) placeOfOrder[order] = placeId(own);
     else if (order === rootOrder) placeOfOrder[order] = internals;
+    else if (nodes[n * nodeFields + SELF]! >= LARGE_STRING && nodeTypes[typeOf(n)]!.endsWith('string') && placeOfOrder[idom[order]!] === internals) {
+      // A large string only V8 keeps (a literal in the string table, say) gets a row of its own.
+      const text = nameOf(n);
+      placeOfOrder[order] = placeId(`(large string) ${text.startsWith('AGFzbQ') ? 'a Wasm module in base64' : JSON.stringify(text.slice(0, 32).replace(/\s+/g, ' '))}`);
+    }
     else {
       const dominator = postorder[idom[order]!]!;
       const viaVariable = sharedScopes.has(dominator) ? variablePlace.get(n) : undefined;
@@ -341,10 +372,19 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
   const retained = new Float64Array(reached);
   const byType = new Map<string, { bytes: number; objects: number }>();
   let totalBytes = 0;
+  const internalsByName = new Map<string, { bytes: number; objects: number }>();
   for (let order = 0; order < reached; order++) {
     const n = postorder[order]!;
     const self = nodes[n * nodeFields + SELF]!;
     const place = placeOfOrder[order]!;
+    if (place === internals) {
+      const type = nodeTypes[typeOf(n)] ?? '';
+      const what = type === 'string' || type === 'concatenated string' || type === 'sliced string' ? `${type}s` : `${type} ${nameOf(n).slice(0, 50)}`;
+      const entry = internalsByName.get(what) ?? { bytes: 0, objects: 0 };
+      entry.bytes += self;
+      entry.objects++;
+      internalsByName.set(what, entry);
+    }
     bytes[place]! += self;
     objects[place]!++;
     const type = typeOf(n);
@@ -384,6 +424,7 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
       .filter((entry) => entry.bytes > 0)
       .sort((a, b) => b.bytes - a.bytes),
     byType: [...byType].map(([type, entry]) => ({ type, ...entry })).sort((a, b) => b.bytes - a.bytes),
+    internalsByName: [...internalsByName].map(([what, entry]) => ({ what, ...entry })).sort((a, b) => b.bytes - a.bytes).slice(0, top),
     largest,
   };
 }

@@ -62,6 +62,19 @@ export function placeOf(frame: CallFrame): string {
   return file;
 }
 
+/** `file:line` of a frame: in the original source for the bundle's frames (through its source map). */
+function whereInSource(frame: CallFrame, place: string): string {
+  if (/\.mjs$/.test(frame.url) && frame.url.includes('/.bench-build/')) {
+    const located = bundlePlaces.locate(frame.url, frame.lineNumber, frame.columnNumber);
+    if (located.file) {
+      const modules = located.file.lastIndexOf('/node_modules/');
+      const shown = modules !== -1 ? located.file.slice(modules + '/node_modules/'.length) : path.relative(projectRoot, located.file);
+      return `${shown}:${located.line}`;
+    }
+  }
+  return `${place}:${frame.lineNumber + 1}`;
+}
+
 /** `fromMs`/`toMs`: the window to count, in milliseconds after the profile's first sample. */
 export function summariseProfile(file: string, fromMs: number, toMs: number, top = 25): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -101,7 +114,7 @@ export function summariseProfile(file: string, fromMs: number, toMs: number, top
     if (place === '(idle)') idleUs += us;
     byPlace.set(place, (byPlace.get(place) ?? 0) + us);
     if (place !== '(idle)') for (const onStack of placesOnStack(id)) inclusive.set(onStack, (inclusive.get(onStack) ?? 0) + us);
-    const key = `${frame.functionName || '(anonymous)'} ${frame.url ? `${place}:${frame.lineNumber + 1}` : ''}`.trim();
+    const key = `${frame.functionName || '(anonymous)'} ${frame.url ? whereInSource(frame, place) : ''}`.trim();
     const entry = byFunction.get(key) ?? { place, us: 0 };
     entry.us += us;
     byFunction.set(key, entry);
