@@ -2,17 +2,24 @@
  * The benchmark's floor: the same three REST operations and the same bearer-token lookup as Plant Store,
  * with nothing in between: node:http, better-sqlite3 prepared statements, hand-written JSON. It is not
  * part of the app; it tells the benchmark what this machine, this database file and this wire contract
- * cost at the least, so the app's figures can be read as a ratio.
+ * cost at the least, so the app's figures can be read as a ratio. The bench runs it bundled, on plain node
+ * (lib/build.ts writes .bench-build/bench/floor.mjs):
  *
- *   DATABASE_URL=file:/tmp/x.db PORT=4000 node --import tsx bench/floor.ts
+ *   DATABASE_URL=file:/tmp/x.db PORT=4000 node .bench-build/bench/floor.mjs
  *
  * The wire contract is the app's for the happy paths: `Authorization: Bearer pst_…` looked up by its
- * SHA-256 in ApiToken joined to User (revoked and expired tokens refused, "last used" written at most once
- * a minute); a member sees their own plants, an admin every plant; `GET /api/plants?limit&after` by id
- * ascending with `Link: <…>; rel="next"` when more follow; `POST /api/plants` answers 200 with the plant;
- * `DELETE /api/plants/{id}` answers 204, or 404 when there is no such plant the caller has access to. Ids
- * stay exact int64 both ways. Failures answer `{"error", "message"}` with the app's values; the rarer
- * validation corners (duplicate JSON keys, a few messages) are simpler than the app's.
+ * SHA-256 in ApiToken joined to User on every request (revoked and expired tokens refused, "last used"
+ * written at most once a minute); a member sees their own plants, an admin every plant; `GET
+ * /api/plants?limit&after` by id ascending with `Link: </api/plants?…>; rel="next"` (relative, as the app) when more follow; `POST /api/plants`
+ * answers 200 with the plant; `DELETE /api/plants/{id}` answers 204, or 404 when there is no such plant the
+ * caller has access to. Ids stay exact int64 both ways. Failures answer `{"error", "message"}` with the
+ * app's values; the rarer validation corners (duplicate JSON keys, a few messages) are simpler than the
+ * app's. Every answer carries the app's headers (its security headers, a request id, Content-Length: the
+ * same bytes on the wire; the bench's contract check compares them).
+ *
+ * It is as fast as this stack allows, with nothing the contract does not need: statements prepared once,
+ * headers as one flat array per answer, the common queries (`limit=N`, `limit=N&after=ID`) read without
+ * URLSearchParams, JSON written by hand, a Content-Length so node:http never chunks.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -38,6 +45,7 @@ const databaseUrl = process.env.DATABASE_URL ?? '';
 if (!databaseUrl.startsWith('file:')) throw new Error(`DATABASE_URL must be a file: URL, got "${databaseUrl}"`);
 const port = Number(process.env.PORT ?? 4000);
 const hostname = process.env.HOSTNAME_TO_BIND ?? '127.0.0.1';
+const PUBLIC_URL = (process.env.PUBLIC_URL ?? '').replace(/\/+$/, '');
 
 // The app's connection: better-sqlite3 on the same file, WAL (set by the migrations), 10 s busy timeout, and
 // the app's durability: every commit synced (synchronous=FULL) unless SQLITE_SYNCHRONOUS=normal, as in
@@ -82,20 +90,43 @@ class Refusal extends Error {
   }
 }
 
+/** The app's headers on every /api answer (src/server/http/guards/security-headers.ts), in its order. */
+const API_HEADERS = [
+  'X-Content-Type-Options', 'nosniff',
+  'Referrer-Policy', 'no-referrer',
+  'X-Frame-Options', 'DENY',
+  'Cross-Origin-Opener-Policy', 'same-origin',
+  'Cross-Origin-Resource-Policy', 'same-origin',
+  'Cache-Control', 'no-store',
+  'Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+];
+
+/** One answer: the headers as a flat [name, value, …] list (node:http's cheapest form) with a Content-Length. */
 function send(response: ServerResponse, status: number, body: string | null, headers: Record<string, string> = {}): void {
-  const all: Record<string, string> = { 'cache-control': 'no-store', 'x-request-id': randomUUID(), ...headers };
-  if (body !== null) all['content-type'] = 'application/json';
+  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS];
+  if (body !== null) all.push('Content-Type', 'application/json');
+  for (const name in headers) all.push(name, headers[name]!);
+  if (body !== null) all.push('Content-Length', String(Buffer.byteLength(body)));
   response.writeHead(status, all);
   response.end(body ?? undefined);
+}
+
+/** The list's hot path: exactly 200 with the body and maybe a Link, without an extra object per answer. */
+function sendList(response: ServerResponse, body: string, link: string | null): void {
+  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json'];
+  if (link !== null) all.push('Link', link);
+  all.push('Content-Length', String(Buffer.byteLength(body)));
+  response.writeHead(200, all);
+  response.end(body);
 }
 
 function authenticate(request: IncomingMessage): Actor {
   const header = request.headers.authorization;
   const match = header ? BEARER.exec(header.trim()) : null;
-  if (!match) throw new Refusal(401, 40100, 'a bearer token is required: send the header "Authorization: Bearer <token>"', { 'www-authenticate': 'Bearer realm="plants"' });
+  if (!match) throw new Refusal(401, 40100, 'a bearer token is required: send the header "Authorization: Bearer <token>"', { 'WWW-Authenticate': 'Bearer realm="plants"' });
   const token = match[1]?.trim() ?? '';
   const invalid = () =>
-    new Refusal(401, 40101, 'the bearer token is not valid: it is unknown, revoked or expired', { 'www-authenticate': 'Bearer realm="plants", error="invalid_token"' });
+    new Refusal(401, 40101, 'the bearer token is not valid: it is unknown, revoked or expired', { 'WWW-Authenticate': 'Bearer realm="plants", error="invalid_token"' });
   if (!TOKEN_PATTERN.test(token)) throw invalid();
   const row = tokenByHash.get(createHash('sha256').update(token).digest('hex'));
   const now = Date.now();
@@ -115,17 +146,30 @@ function plantJson(row: PlantRow): string {
   return `{"id":${row.id},"name":${JSON.stringify(row.name)}${row.tag === null ? '' : `,"tag":${JSON.stringify(row.tag)}`}}`;
 }
 
-function list(request: IncomingMessage, response: ServerResponse, actor: Actor, query: string): void {
-  const parameters = new URLSearchParams(query);
-  const limits = parameters.getAll('limit');
-  const afters = parameters.getAll('after');
-  if (limits.length > 1 || afters.length > 1) throw new Refusal(400, 40007, 'limit and after may be given once each');
+/** `limit=N` or `limit=N&after=ID` with plain digits: what paging clients send; anything else takes URLSearchParams. */
+const COMMON_QUERY = /^limit=(\d{1,4})(?:&after=(-?\d{1,20}))?$/;
+
+function list(response: ServerResponse, actor: Actor, query: string): void {
+  let limitText: string | undefined;
+  let afterText: string | undefined;
+  const common = COMMON_QUERY.exec(query);
+  if (common) {
+    limitText = common[1];
+    afterText = common[2];
+  } else {
+    const parameters = new URLSearchParams(query);
+    const limits = parameters.getAll('limit');
+    const afters = parameters.getAll('after');
+    if (limits.length > 1 || afters.length > 1) throw new Refusal(400, 40007, 'limit and after may be given once each');
+    limitText = limits[0];
+    afterText = afters[0];
+  }
   let limit = PAGE_LIMIT_DEFAULT;
-  if (limits.length === 1) {
-    limit = /^\d{1,4}$/.test(limits[0]!) ? Number(limits[0]) : 0;
+  if (limitText !== undefined) {
+    limit = /^\d{1,4}$/.test(limitText) ? Number(limitText) : 0;
     if (limit < 1 || limit > PAGE_LIMIT_MAX) throw new Refusal(400, 40007, `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
   }
-  const after = afters.length === 1 ? int64(afters[0]!, 'after', 400, 40007) : undefined;
+  const after = afterText !== undefined ? int64(afterText, 'after', 400, 40007) : undefined;
   const rows = actor.admin
     ? after === undefined
       ? listAll.all(limit + 1)
@@ -134,10 +178,13 @@ function list(request: IncomingMessage, response: ServerResponse, actor: Actor, 
       ? listOwn.all(actor.userId, limit + 1)
       : listOwnAfter.all(actor.userId, after, limit + 1);
   const more = rows.length > limit;
-  if (more) rows.length = limit;
-  const headers: Record<string, string> = {};
-  if (more) headers.link = `<http://${request.headers.host ?? 'localhost'}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"`;
-  send(response, 200, `[${rows.map(plantJson).join(',')}]`, headers);
+  const count = more ? limit : rows.length;
+  let body = '[';
+  for (let i = 0; i < count; i++) body += (i === 0 ? '' : ',') + plantJson(rows[i]!);
+  body += ']';
+  // As the app: relative (it never echoes a Host), or under PUBLIC_URL when that is set.
+  const link = more ? `<${PUBLIC_URL}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"` : null;
+  sendList(response, body, link);
 }
 
 /** Digits, `.`, `e`, `E`, `+`, `-`: the characters a JSON number token is made of. */
@@ -272,7 +319,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   if (path === '/api/plants') {
     if (method !== 'GET' && method !== 'POST') throw new Refusal(405, 40500, `${method} is not allowed on ${path}`, { allow: 'GET, POST, HEAD, OPTIONS' });
     const actor = authenticate(request);
-    if (method === 'GET') return list(request, response, actor, queryAt === -1 ? '' : url.slice(queryAt + 1));
+    if (method === 'GET') return list(response, actor, queryAt === -1 ? '' : url.slice(queryAt + 1));
     return create(request, response, actor);
   }
   if (path.startsWith('/api/plants/') && path.indexOf('/', '/api/plants/'.length) === -1) {

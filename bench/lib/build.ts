@@ -1,38 +1,120 @@
 /**
- * The benchmark's own production build, in `.next-bench/` (next.config.mjs reads NEXT_DIST_DIR), so it never
- * replaces the build a running `npm start` or a test run uses.
+ * What the bench runs, built where it never replaces another build:
+ *
+ * - a checkout of the compiled kind (src/server/main.ts; `npm start` = node dist/server.mjs): the full build
+ *   of src/tooling/build.ts into `<checkout>/.bench-build/` (BUILD_DIR), rebuilt when a source is newer
+ *   than the half of it that BUILD_INFO.json dates (the same rule as e2e/support/build.ts), or on --rebuild;
+ * - a checkout of the older kind (commit 130f597 and before: src/cli/start.ts under tsx, Next.js serving the
+ *   page): `next build` into `<checkout>/.next-bench/` (NEXT_DIST_DIR) when its BUILD_ID is missing;
+ * - the floor (bench/floor.ts) and the ceiling (bench/ceiling.ts), bundled by esbuild into
+ *   `.bench-build/bench/` on every run (a tenth of a second), so they run on plain node like the app.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { projectRoot } from './paths';
+import { build } from 'esbuild';
 
-// tsconfig.json already lists this folder's type folders, so `next build` leaves that file alone.
-export const BENCH_DIST_DIR = '.next-bench';
+import { benchDir, projectRoot } from './paths';
 
-/** Builds when `.next-bench/BUILD_ID` is missing or `rebuild` is set; returns the seconds spent (0 when reused). */
-export function ensureBuild(rebuild: boolean): number {
-  const buildId = path.join(projectRoot, BENCH_DIST_DIR, 'BUILD_ID');
-  if (!rebuild && existsSync(buildId)) return 0;
-  console.log(`building into ${BENCH_DIST_DIR}/ (a minute or two) …`);
-  const nextEnvFile = path.join(projectRoot, 'next-env.d.ts');
+export const BENCH_BUILD_DIR = '.bench-build';
+export const OLD_DIST_DIR = '.next-bench';
+
+export type Checkout = {
+  /** Absolute folder of the checkout. */
+  dir: string;
+  /** `compiled`: node <dir>/.bench-build/server.mjs; `next`: node --import tsx src/cli/start.ts with Next.js. */
+  kind: 'compiled' | 'next';
+};
+
+export function checkoutAt(dir: string): Checkout {
+  if (existsSync(path.join(dir, 'src', 'server', 'main.ts'))) return { dir, kind: 'compiled' };
+  if (existsSync(path.join(dir, 'src', 'cli', 'start.ts'))) return { dir, kind: 'next' };
+  throw new Error(`${dir} is not a Plant Store checkout: it has neither src/server/main.ts nor src/cli/start.ts`);
+}
+
+// The inputs of each half of the compiled build (as e2e/support/build.ts lists them).
+const SERVER_INPUTS = ['src/server', 'src/shared', 'src/cli', 'src/generated', 'prisma', 'package-lock.json', 'src/tooling/build.ts'];
+const PAGE_INPUTS = ['src/app', 'src/ui', 'src/shared', 'public', 'next.config.mjs', 'package-lock.json'];
+
+function newestChange(entry: string): number {
+  if (!existsSync(entry)) return 0;
+  const stat = statSync(entry);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(entry).reduce((newest, name) => Math.max(newest, newestChange(path.join(entry, name))), stat.mtimeMs);
+}
+
+/** Why `<dir>/.bench-build` must be (re)built, or null when it is current. */
+function compiledBuildNeeded(dir: string): string | null {
+  const infoFile = path.join(dir, BENCH_BUILD_DIR, 'BUILD_INFO.json');
+  if (!existsSync(infoFile)) return 'no build yet';
+  const info = JSON.parse(readFileSync(infoFile, 'utf8')) as { serverBuiltAt?: string; pagesBuiltAt?: string | null };
+  const stale = (inputs: string[], builtAt: string | null | undefined) =>
+    !builtAt ? 'never built' : inputs.find((input) => newestChange(path.join(dir, input)) > Date.parse(builtAt));
+  const server = stale(SERVER_INPUTS, info.serverBuiltAt);
+  const pages = stale(PAGE_INPUTS, info.pagesBuiltAt);
+  if (pages) return `the pages are older than ${pages}`;
+  if (server) return `the server is older than ${server}`;
+  if (!existsSync(path.join(dir, BENCH_BUILD_DIR, 'server.mjs'))) return 'server.mjs is missing';
+  return null;
+}
+
+function buildEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV');
+  return { ...Object.fromEntries(inherited), NEXT_TELEMETRY_DISABLED: '1', ...extra } as unknown as NodeJS.ProcessEnv;
+}
+
+/**
+ * Builds the checkout when it needs it (or always with `rebuild`); returns the seconds spent (0 when reused).
+ * The build runs with the checkout's own tools (its node_modules, which may be a link to this one's).
+ */
+export function ensureBuild(checkout: Checkout, rebuild: boolean): number {
+  const { dir } = checkout;
+  const relative = path.relative(projectRoot, dir);
+  const label = relative === '' ? '.' : relative.startsWith('..') ? dir : relative;
+  let reason: string | null;
+  let command: string[];
+  let env: NodeJS.ProcessEnv;
+  if (checkout.kind === 'compiled') {
+    reason = rebuild ? '--rebuild' : compiledBuildNeeded(dir);
+    command = [path.join(dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'src/tooling/build.ts'];
+    env = buildEnv({ BUILD_DIR: BENCH_BUILD_DIR });
+  } else {
+    reason = rebuild ? '--rebuild' : existsSync(path.join(dir, OLD_DIST_DIR, 'BUILD_ID')) ? null : 'no build yet';
+    command = [path.join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'];
+    env = buildEnv({ NEXT_DIST_DIR: OLD_DIST_DIR });
+  }
+  if (!reason) return 0;
+  const into = checkout.kind === 'compiled' ? BENCH_BUILD_DIR : OLD_DIST_DIR;
+  console.log(`building ${label} into ${into}/ (${reason}; a minute or two) …`);
+  // `next build` rewrites next-env.d.ts (git-ignored) to point at its own types; others expect it as it was.
+  const nextEnvFile = path.join(dir, 'next-env.d.ts');
   const nextEnv = existsSync(nextEnvFile) ? readFileSync(nextEnvFile, 'utf8') : undefined;
-  const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV')),
-    NEXT_DIST_DIR: BENCH_DIST_DIR,
-    NEXT_TELEMETRY_DISABLED: '1',
-  } as unknown as NodeJS.ProcessEnv;
   const startedAt = performance.now();
-  const build = spawnSync(process.execPath, [path.join(projectRoot, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
-    cwd: projectRoot,
-    env,
-    stdio: 'inherit',
-  });
-  // next-env.d.ts (git-ignored) now points at this build's types; other builds' users expect it as it was.
-  if (nextEnv !== undefined && readFileSync(nextEnvFile, 'utf8') !== nextEnv) writeFileSync(nextEnvFile, nextEnv);
-  if (build.error) throw build.error;
-  if (build.status !== 0) throw new Error(`next build failed (exit ${build.status ?? `signal ${build.signal}`})`);
-  if (!existsSync(buildId)) throw new Error(`next build finished but wrote no ${BENCH_DIST_DIR}/BUILD_ID`);
+  const result = spawnSync(process.execPath, command, { cwd: dir, env, stdio: 'inherit' });
+  if (nextEnv !== undefined && existsSync(nextEnvFile) && readFileSync(nextEnvFile, 'utf8') !== nextEnv) writeFileSync(nextEnvFile, nextEnv);
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`the build of ${label} failed (exit ${result.status ?? `signal ${result.signal}`})`);
+  const marker = checkout.kind === 'compiled' ? path.join(dir, BENCH_BUILD_DIR, 'server.mjs') : path.join(dir, OLD_DIST_DIR, 'BUILD_ID');
+  if (!existsSync(marker)) throw new Error(`the build of ${label} finished but wrote no ${path.relative(dir, marker)}`);
   return (performance.now() - startedAt) / 1000;
+}
+
+/** bench/floor.ts, bench/ceiling.ts and bench/probe.ts as plain ES modules in .bench-build/bench/, for plain node. */
+export async function bundleBenchServers(): Promise<{ floor: string; ceiling: string; probe: string }> {
+  const outdir = path.join(projectRoot, BENCH_BUILD_DIR, 'bench');
+  await build({
+    absWorkingDir: projectRoot,
+    entryPoints: { floor: path.join(benchDir, 'floor.ts'), ceiling: path.join(benchDir, 'ceiling.ts'), probe: path.join(benchDir, 'probe.ts') },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: ['better-sqlite3'],
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  return { floor: path.join(outdir, 'floor.mjs'), ceiling: path.join(outdir, 'ceiling.mjs'), probe: path.join(outdir, 'probe.mjs') };
 }

@@ -1,85 +1,159 @@
 /**
- * The benchmark's rows, written straight into the SQLite file with better-sqlite3 (one transaction per
- * batch), while the servers idle between runs. Every id is above 2^53, so both servers take their exact
- * int64 paths on every row.
+ * The benchmark's rows, written straight into the database (better-sqlite3 on SQLite, pg on PostgreSQL)
+ * while the servers idle between runs. Rows are made by the database itself (`INSERT … SELECT` over a
+ * recursive CTE on SQLite, over generate_series on PostgreSQL), in batches of a million with progress,
+ * so 10 M plants take seconds to a minute instead of a JS loop's many minutes. Every id is above 2^53, so
+ * the servers take their exact-int64 paths on every row.
  *
  *   seeded plants   SEED_BASE + i * 1000      (i = 0, 1, …: listed by the list workloads, in id order)
  *   delete pools    DELETE_BASE + run * 2^32 + i
  *   created plants  CREATE_BASE + counter
  */
+import { existsSync, statSync } from 'node:fs';
+
 import Database from 'better-sqlite3';
+import pg from 'pg';
 
 export const SEED_BASE = 2n ** 62n;
 export const SEED_STEP = 1000n;
 export const DELETE_BASE = 2n ** 62n + 2n ** 60n;
 export const CREATE_BASE = 2n ** 62n + 2n ** 61n;
+const INT64_MAX = 2n ** 63n - 1n;
+const BATCH = 1_000_000;
 
-const TAGS = ['tropical', 'succulent', 'fern', null] as const;
-const now = () => new Date().toISOString().replace('Z', '+00:00');
+export type Engine = 'sqlite' | 'postgresql';
 
-export type BenchDb = ReturnType<typeof openBenchDb>;
+export type BenchDb = {
+  engine: Engine;
+  userId(name: string): Promise<number>;
+  /** Tops the owner's seeded plants up to `total` (ids SEED_BASE + i * SEED_STEP); returns the rows added. */
+  seedUpTo(ownerId: number, total: number, onProgress?: (done: number, of: number) => void): Promise<number>;
+  /** The id of the seeded plant at this position (0-based). */
+  seededId(index: number): bigint;
+  /** `count` plants with the ids from, from + 1, … for this owner (a delete pool). */
+  insertRange(ownerId: number, from: bigint, count: number): Promise<void>;
+  deleteRange(from: bigint, toExclusive: bigint): Promise<number>;
+  /** Every plant the A/B and scale phases made that is not a seeded one. */
+  deleteUnseeded(): Promise<number>;
+  exists(id: bigint): Promise<boolean>;
+  /** Bytes on disk and how they were counted. */
+  size(): Promise<{ bytes: number; what: string }>;
+  close(): Promise<void>;
+};
 
-export function openBenchDb(file: string) {
+const seededId = (index: number) => SEED_BASE + BigInt(index) * SEED_STEP;
+
+// The same rows on both engines: `Plant <id mod 1e6>`, a tag picked by id mod 4 (one of three, or none).
+const TAG_SQL = (id: string) => `CASE ${id} % 4 WHEN 0 THEN 'tropical' WHEN 1 THEN 'succulent' WHEN 2 THEN 'fern' ELSE NULL END`;
+
+export function openSqliteBenchDb(file: string): BenchDb {
   const db = new Database(file, { timeout: 10_000 });
   db.defaultSafeIntegers(true);
-  const insert = db.prepare<[bigint, string, string | null, number, string]>(
-    `INSERT INTO "Plant" (id, name, tag, ownerId, createdAt) VALUES (?, ?, ?, ?, ?)`,
+  // This connection only seeds and cleans up between runs: the servers' own durability is theirs.
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -262144');
+  const now = () => new Date().toISOString().replace('Z', '+00:00');
+  type Series = { first: bigint; end: bigint; base: bigint; step: bigint; owner: number; at: string };
+  const series = db.prepare<[Series]>(
+    `WITH RECURSIVE s(i) AS (SELECT @first UNION ALL SELECT i + 1 FROM s WHERE i + 1 < @end)
+     INSERT INTO "Plant" (id, name, tag, ownerId, createdAt)
+     SELECT @base + i * @step, 'Plant ' || ((@base + i * @step) % 1000000), ${TAG_SQL('(@base + i * @step)')}, @owner, @at FROM s`,
   );
-  const insertMany = db.transaction((ownerId: number, ids: Iterable<bigint>) => {
-    const createdAt = now();
-    let count = 0;
-    for (const id of ids) {
-      insert.run(id, `Plant ${id % 1_000_000n}`, TAGS[Number(id % 4n)] ?? null, ownerId, createdAt);
-      count++;
-    }
-    return count;
-  });
-
+  const insertSeries = (first: bigint, end: bigint, base: bigint, step: bigint, owner: number, at: string) => series.run({ first, end, base, step, owner, at });
+  const countSeeded = db.prepare<[number, bigint, bigint], { n: bigint }>(`SELECT count(*) AS n FROM "Plant" WHERE ownerId = ? AND id >= ? AND id < ?`);
+  const deleteBetween = db.prepare<[bigint, bigint]>(`DELETE FROM "Plant" WHERE id >= ? AND id < ?`);
+  const checkpoint = () => db.pragma('wal_checkpoint(TRUNCATE)');
   return {
-    userId(name: string): number {
+    engine: 'sqlite',
+    userId: async (name) => {
       const row = db.prepare<[string], { id: bigint }>(`SELECT id FROM "User" WHERE name = ?`).get(name);
       if (!row) throw new Error(`no user ${name} in the database`);
       return Number(row.id);
     },
-    /** Seeded plants of this owner, i.e. the next free seed index. */
-    seededCount(ownerId: number): number {
-      const row = db
-        .prepare<[number, bigint, bigint], { n: bigint }>(`SELECT count(*) AS n FROM "Plant" WHERE ownerId = ? AND id >= ? AND id < ?`)
-        .get(ownerId, SEED_BASE, DELETE_BASE)!;
-      return Number(row.n);
+    seedUpTo: async (ownerId, total, onProgress) => {
+      const from = Number(countSeeded.get(ownerId, SEED_BASE, DELETE_BASE)!.n);
+      for (let start = from; start < total; start += BATCH) {
+        const end = Math.min(total, start + BATCH);
+        insertSeries(BigInt(start), BigInt(end), SEED_BASE, SEED_STEP, ownerId, now());
+        checkpoint();
+        onProgress?.(end - from, total - from);
+      }
+      return Math.max(0, total - from);
     },
-    /** Tops the owner's seeded plants up to `total` (ids SEED_BASE + i * SEED_STEP); returns the rows added. */
-    seedUpTo(ownerId: number, total: number): number {
-      const from = this.seededCount(ownerId);
-      const added = insertMany(
-        ownerId,
-        (function* () {
-          for (let i = from; i < total; i++) yield SEED_BASE + BigInt(i) * SEED_STEP;
-        })(),
-      );
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      return added;
+    seededId,
+    insertRange: async (ownerId, from, count) => {
+      insertSeries(0n, BigInt(count), from, 1n, ownerId, now());
     },
-    /** The id of the seeded plant at this position (0-based). */
-    seededId(index: number): bigint {
-      return SEED_BASE + BigInt(index) * SEED_STEP;
-    },
-    insertIds(ownerId: number, ids: bigint[]): void {
-      insertMany(ownerId, ids);
-    },
-    deleteRange(from: bigint, toExclusive: bigint): number {
-      const { changes } = db.prepare<[bigint, bigint]>(`DELETE FROM "Plant" WHERE id >= ? AND id < ?`).run(from, toExclusive);
-      db.pragma('wal_checkpoint(TRUNCATE)');
+    deleteRange: async (from, toExclusive) => {
+      const { changes } = deleteBetween.run(from, toExclusive);
+      checkpoint();
       return changes;
     },
-    count(): number {
-      return Number(db.prepare<[], { n: bigint }>(`SELECT count(*) AS n FROM "Plant"`).get()!.n);
+    deleteUnseeded: async () => {
+      const { changes } = deleteBetween.run(DELETE_BASE, INT64_MAX);
+      checkpoint();
+      return changes;
     },
-    exists(id: bigint): boolean {
-      return db.prepare<[bigint]>(`SELECT 1 FROM "Plant" WHERE id = ?`).get(id) !== undefined;
+    exists: async (id) => db.prepare<[bigint]>(`SELECT 1 FROM "Plant" WHERE id = ?`).get(id) !== undefined,
+    size: async () => {
+      const files = [file, `${file}-wal`].filter((candidate) => existsSync(candidate));
+      return { bytes: files.reduce((total, candidate) => total + statSync(candidate).size, 0), what: 'file + WAL' };
     },
-    close(): void {
+    close: async () => {
       db.close();
+    },
+  };
+}
+
+export async function openPostgresBenchDb(url: string): Promise<BenchDb> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // Seeding and clean-up only; the app's connections keep the server's durability.
+  await client.query('SET synchronous_commit = off');
+  const one = async <Row extends Record<string, unknown>>(sql: string, params: unknown[] = []) => (await client.query<Row>(sql, params)).rows[0];
+  // $1 first index, $2 last index, $3 base, $4 step, $5 owner.
+  const insertSeries = (first: number, last: number, base: bigint, step: bigint, ownerId: number) =>
+    client.query(
+      `INSERT INTO "Plant" (id, name, tag, "ownerId", "createdAt")
+       SELECT $3::bigint + i * $4::bigint, 'Plant ' || (($3::bigint + i * $4::bigint) % 1000000), ${TAG_SQL('($3::bigint + i * $4::bigint)')}, $5, now()
+         FROM generate_series($1::bigint, $2::bigint) AS i`,
+      [first, last, base.toString(), step.toString(), ownerId],
+    );
+  return {
+    engine: 'postgresql',
+    userId: async (name) => {
+      const row = await one<{ id: number }>(`SELECT id FROM "User" WHERE name = $1`, [name]);
+      if (!row) throw new Error(`no user ${name} in the database`);
+      return Number(row.id);
+    },
+    seedUpTo: async (ownerId, total, onProgress) => {
+      const row = await one<{ n: string }>(`SELECT count(*) AS n FROM "Plant" WHERE "ownerId" = $1 AND id >= $2 AND id < $3`, [
+        ownerId,
+        SEED_BASE.toString(),
+        DELETE_BASE.toString(),
+      ]);
+      const from = Number(row!.n);
+      for (let start = from; start < total; start += BATCH) {
+        const end = Math.min(total, start + BATCH);
+        await insertSeries(start, end - 1, SEED_BASE, SEED_STEP, ownerId);
+        onProgress?.(end - from, total - from);
+      }
+      if (total > from) await client.query('VACUUM ANALYZE "Plant"');
+      return Math.max(0, total - from);
+    },
+    seededId,
+    insertRange: async (ownerId, from, count) => {
+      await insertSeries(0, count - 1, from, 1n, ownerId);
+    },
+    deleteRange: async (from, toExclusive) => (await client.query(`DELETE FROM "Plant" WHERE id >= $1 AND id < $2`, [from.toString(), toExclusive.toString()])).rowCount ?? 0,
+    deleteUnseeded: async () => (await client.query(`DELETE FROM "Plant" WHERE id >= $1`, [DELETE_BASE.toString()])).rowCount ?? 0,
+    exists: async (id) => (await client.query(`SELECT 1 FROM "Plant" WHERE id = $1`, [id.toString()])).rowCount === 1,
+    size: async () => {
+      const row = await one<{ bytes: string }>(`SELECT pg_database_size(current_database()) AS bytes`);
+      return { bytes: Number(row!.bytes), what: 'pg_database_size' };
+    },
+    close: async () => {
+      await client.end();
     },
   };
 }

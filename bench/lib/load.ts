@@ -15,6 +15,8 @@ export type LoadPlan = {
   token: string;
   seconds: number;
   connections: number;
+  /** Instead of `seconds`: stop after this many requests. */
+  amount?: number;
   /** list: the query string after `?`. */
   query?: string;
   /** create: hands out the next unique id. */
@@ -112,7 +114,9 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
 
   const result = await new Promise<Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: server.baseUrl, connections: plan.connections, duration: plan.seconds, requests: [request] },
+      plan.amount
+        ? { url: server.baseUrl, connections: plan.connections, amount: plan.amount, requests: [request] }
+        : { url: server.baseUrl, connections: plan.connections, duration: plan.seconds, requests: [request] },
       (error, outcome) => (error ? reject(error) : resolve(outcome)),
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
@@ -172,18 +176,32 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
   };
 }
 
-/** Median latency of `n` requests sent one at a time (no queueing): the cost of one request. */
-export async function sequentialLatency(baseUrl: string, path: string, token: string, n: number): Promise<{ p50: number; p99: number; non200: number }> {
+export type OneRequest = { method: 'GET' | 'POST' | 'DELETE'; path: string; body?: string };
+
+/**
+ * `n` requests sent one at a time (no queueing), each made by `next(i)`: the cost of one request, as
+ * p50/p99 in ms. Answers other than `expected` are counted.
+ */
+export async function sequentialLatency(
+  baseUrl: string,
+  token: string,
+  n: number,
+  next: (i: number) => OneRequest,
+  expected: number,
+): Promise<{ p50: number; p99: number; unexpected: number }> {
   const times: number[] = [];
-  let non200 = 0;
+  let unexpected = 0;
   for (let i = 0; i < n; i++) {
+    const request = next(i);
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
     const startedAt = performance.now();
-    const response = await fetch(baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
+    const response = await fetch(baseUrl + request.path, { method: request.method, headers, body: request.body });
     await response.arrayBuffer();
     times.push(performance.now() - startedAt);
-    if (response.status !== 200) non200++;
+    if (response.status !== expected) unexpected++;
   }
   times.sort((a, b) => a - b);
   const at = (fraction: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(fraction * times.length) - 1)]! * 100) / 100;
-  return { p50: at(0.5), p99: at(0.99), non200 };
+  return { p50: at(0.5), p99: at(0.99), unexpected };
 }

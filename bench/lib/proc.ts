@@ -9,9 +9,9 @@ import { projectRoot } from './paths';
 // The suites' helpers: one way to find a free port and to wait for a server to exit.
 export { freePort } from '../../e2e/support/processes';
 
-/** Our environment without NODE_ENV (start.ts sets production itself), plus `extra`. */
+/** Our environment without NODE_ENV (the servers set production themselves) and BUILD_DIR, plus `extra`. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV');
+  const inherited = Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV' && name !== 'BUILD_DIR');
   return { ...Object.fromEntries(inherited), NEXT_TELEMETRY_DISABLED: '1', ...extra } as unknown as NodeJS.ProcessEnv;
 }
 
@@ -24,6 +24,10 @@ export type Server = {
   exited: () => boolean;
   /** SIGTERM to the pid (or its process group when started as a group), then waits; SIGKILL after 15 s. */
   stop: () => Promise<void>;
+  /** Sends a signal to the process itself. */
+  signal: (name: NodeJS.Signals) => void;
+  /** With `ipc`: asks bench/probe.ts inside the server and waits for its answer. */
+  ask: <Answer>(question: Record<string, unknown>, timeoutMs?: number) => Promise<Answer>;
 };
 
 /**
@@ -39,13 +43,18 @@ export function startProcess(options: {
   group?: boolean;
   /** Another checkout to run in (--baseline); the project folder otherwise. */
   cwd?: string;
+  /** Open an IPC channel (for bench/probe.ts). */
+  ipc?: boolean;
 }): Server {
   const child = spawn(options.command, options.args, {
     cwd: options.cwd ?? projectRoot,
     env: childEnv(options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
     detached: options.group ?? false,
   });
+  let asked = 0;
+  const answers = new Map<number, (answer: Record<string, unknown>) => void>();
+  child.on('message', (message: Record<string, unknown>) => answers.get(Number(message.probe))?.(message));
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -78,6 +87,29 @@ export function startProcess(options: {
         if (groupAlive(child.pid!)) signal('SIGKILL');
       }
     },
+    signal: (name) => {
+      try {
+        child.kill(name);
+      } catch {
+        // Already gone.
+      }
+    },
+    ask: <Answer>(question: Record<string, unknown>, timeoutMs = 120_000) =>
+      new Promise<Answer>((resolve, reject) => {
+        if (!options.ipc || !child.connected) return reject(new Error(`${options.name} has no IPC channel to ask`));
+        const id = ++asked;
+        const timer = setTimeout(() => {
+          answers.delete(id);
+          reject(new Error(`${options.name} did not answer ${JSON.stringify(question)} within ${timeoutMs / 1000} s`));
+        }, timeoutMs);
+        answers.set(id, (answer) => {
+          clearTimeout(timer);
+          answers.delete(id);
+          if (typeof answer.error === 'string') reject(new Error(`${options.name}: ${answer.error}`));
+          else resolve(answer as Answer);
+        });
+        child.send({ ...question, probe: id });
+      }),
   };
 }
 
@@ -91,6 +123,19 @@ function groupAlive(pgid: number): boolean {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * fetch for idempotent requests after a pause: a kept-alive socket that the server closes (its keep-alive
+ * timeout) just as the request goes out fails with "other side closed"; one more try takes a new socket.
+ */
+export async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return fetch(url, init);
+  }
+}
 
 /** Polls `url` until it answers 200; returns the milliseconds from `since` (performance.now()) to that answer. */
 export async function waitFor200(server: Server, path: string, since: number, timeoutMs = 120_000): Promise<number> {

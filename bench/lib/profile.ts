@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { Places } from './heap';
 import { projectRoot } from './paths';
+
+// The compiled server is a bundle: its frames are mapped back to their sources through its source maps.
+const bundlePlaces = new Places();
 
 type CallFrame = { functionName: string; url: string; lineNumber: number; columnNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
@@ -39,6 +43,7 @@ export function placeOf(frame: CallFrame): string {
     const parts = url.slice('node:'.length).split('/');
     return `node:${parts.slice(0, parts[0] === 'internal' ? (parts[1] === 'deps' ? 3 : 2) : 1).join('/')}`;
   }
+  if (/\.mjs$/.test(url) && url.includes('/.bench-build/')) return bundlePlaces.at(url, frame.lineNumber, frame.columnNumber);
   let file = url;
   if (url.startsWith('file://')) {
     try {
@@ -55,6 +60,19 @@ export function placeOf(frame: CallFrame): string {
   }
   if (file.startsWith(projectRoot)) return path.relative(projectRoot, file);
   return file;
+}
+
+/** `file:line` of a frame: in the original source for the bundle's frames (through its source map). */
+function whereInSource(frame: CallFrame, place: string): string {
+  if (/\.mjs$/.test(frame.url) && frame.url.includes('/.bench-build/')) {
+    const located = bundlePlaces.locate(frame.url, frame.lineNumber, frame.columnNumber);
+    if (located.file) {
+      const modules = located.file.lastIndexOf('/node_modules/');
+      const shown = modules !== -1 ? located.file.slice(modules + '/node_modules/'.length) : path.relative(projectRoot, located.file);
+      return `${shown}:${located.line}`;
+    }
+  }
+  return `${place}:${frame.lineNumber + 1}`;
 }
 
 /** `fromMs`/`toMs`: the window to count, in milliseconds after the profile's first sample. */
@@ -96,7 +114,7 @@ export function summariseProfile(file: string, fromMs: number, toMs: number, top
     if (place === '(idle)') idleUs += us;
     byPlace.set(place, (byPlace.get(place) ?? 0) + us);
     if (place !== '(idle)') for (const onStack of placesOnStack(id)) inclusive.set(onStack, (inclusive.get(onStack) ?? 0) + us);
-    const key = `${frame.functionName || '(anonymous)'} ${frame.url ? `${place}:${frame.lineNumber + 1}` : ''}`.trim();
+    const key = `${frame.functionName || '(anonymous)'} ${frame.url ? whereInSource(frame, place) : ''}`.trim();
     const entry = byFunction.get(key) ?? { place, us: 0 };
     entry.us += us;
     byFunction.set(key, entry);

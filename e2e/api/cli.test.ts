@@ -2,17 +2,21 @@
  * The token command (`npm run --silent token -- create|list|revoke`) and what the server prints on its
  * first start.
  */
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseConfig } from '@/server/config';
 
-/** The default bound on how long another process may honour a revoked token. */
-const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
+import { testBuildDir } from '../support/build';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { type RunningServer, startServer } from '../support/server-process';
+import { type CliResult, runCommand, runTokenCli } from '../support/token-command';
 
 import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type CliResult, runCommand, runTokenCli } from '../support/token-command';
-import { type RunningServer, startServer } from '../support/server-process';
+
+/** The default bound on how long another process may honour a revoked token. */
+const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
@@ -207,5 +211,23 @@ describe('first start and restart', () => {
     second = await startServer({ database });
     expect(second.stdout()).not.toMatch(/pst_[A-Za-z0-9_-]{43}/);
     expectStatus(await (await checkedClient(second, firstToken)).get('/api/plants'), 200);
+  });
+});
+
+describe('a bad environment', () => {
+  it('stops the server before it does anything, naming the variable and what it takes', async () => {
+    const result = await runCommand(process.execPath, [path.join(testBuildDir, 'server.mjs')], { PORT: 'eighty', RATE_LIMIT_PER_TOKEN: 'many', DATABASE_URL: 'file:/nonexistent/never.db' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Plant Store cannot start: the environment is not valid');
+    expect(result.stderr).toContain('PORT="eighty": PORT is a whole number from 0 to 65535');
+    expect(result.stderr).toContain('RATE_LIMIT_PER_TOKEN="many": RATE_LIMIT_PER_TOKEN is BURST/PER_SECOND');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('stops the token command the same way, without echoing a database URL', async () => {
+    const result = await runTokenCli('mysql://root:hunter2@db/plants', ['list']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('DATABASE_URL starts with file: (SQLite) or postgresql:// (PostgreSQL)');
+    expect(result.stderr).not.toContain('hunter2');
   });
 });

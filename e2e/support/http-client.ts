@@ -3,6 +3,7 @@
  * chunks, the connection itself). Every JSON answer is parsed with exact integers.
  */
 import http from 'node:http';
+import net from 'node:net';
 
 import { isInteger, parse } from 'lossless-json';
 
@@ -169,5 +170,67 @@ export function rawRequest(
     request.on('error', (error) => reject(new Error(`${options.method} ${url.href} failed: ${error.message}`, { cause: error })));
     for (const chunk of options.chunks ?? []) request.write(chunk);
     request.end();
+  });
+}
+
+/** `json` is parsed with JSON.parse: numbers are doubles (these answers are read for their error values). */
+export type RawAnswer = { status: number; headers: Record<string, string>; text: string; json: unknown; closed: boolean };
+
+/**
+ * Writes `request` to a fresh socket byte for byte (any request line, duplicate or missing headers) and reads
+ * one answer. `closed` tells whether the server closed the connection after it.
+ */
+export function rawExchange(baseUrl: string, request: string | Buffer, timeoutMs = REQUEST_TIMEOUT_MS): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    const parts: Buffer[] = [];
+    let settled = false;
+    let ended = false;
+    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    const parse = (complete: boolean): RawAnswer | undefined => {
+      const bytes = Buffer.concat(parts);
+      const end = bytes.indexOf('\r\n\r\n');
+      if (end < 0) return undefined;
+      const [statusLine, ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).toLowerCase();
+        headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
+      }
+      const length = Number(headers['content-length'] ?? 0);
+      const body = bytes.subarray(end + 4);
+      if (!complete && body.length < length) return undefined;
+      const text = body.subarray(0, headers['content-length'] === undefined ? body.length : length).toString('utf8');
+      let json: unknown;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: Number(statusLine!.split(' ')[1]), headers, text, json, closed: ended };
+    };
+    const finish = (error?: Error) => {
+      if (settled) return;
+      const answer = parse(true);
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (answer) resolve(answer);
+      else reject(error ?? new Error(`the connection closed without an answer: ${Buffer.concat(parts).toString('latin1').slice(0, 200)}`));
+    };
+    socket.on('data', (part: Buffer) => {
+      parts.push(part);
+      const answer = parse(false);
+      // A complete answer: wait a moment to see whether the server closes the connection after it.
+      if (answer) setTimeout(() => finish(), 50);
+    });
+    socket.on('end', () => {
+      ended = true;
+      finish();
+    });
+    socket.on('error', (error) => finish(error));
+    socket.write(request);
   });
 }

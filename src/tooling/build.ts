@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 import { projectRoot } from '@/server/paths';
 
@@ -26,10 +26,38 @@ function step(name: string, run: () => void | Promise<void>) {
   return Promise.resolve(run()).then(() => console.log(`[build] ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`));
 }
 
+/**
+ * Prisma ships each engine's query compiler as WebAssembly written out in base64 inside a JavaScript module,
+ * which the generated client decodes with `Buffer.from(wasm, 'base64')`. Bundled as it is, the 4 MB module
+ * stays in the heap twice (its source and the string). Here the build decodes it once into a .wasm file
+ * beside the bundle, and the module exports the file's bytes instead: `Buffer.from` of a Buffer copies it,
+ * so the client's code runs unchanged. The build fails if the module no longer looks as this expects.
+ */
+function prismaWasmAsFile(outdir: string): Plugin {
+  const pattern = /query_compiler_fast_bg\.(\w+)\.wasm-base64\.mjs$/;
+  return {
+    name: 'prisma-wasm-as-file',
+    setup(esbuild) {
+      esbuild.onLoad({ filter: pattern }, (args) => {
+        const engine = pattern.exec(args.path)![1]!;
+        const source = readFileSync(args.path, 'utf8');
+        const base64 = /^const wasm = "([A-Za-z0-9+/=]+)";\s*export \{ wasm \}/m.exec(source)?.[1];
+        if (!base64) throw new Error(`${args.path} no longer exports the query compiler as a base64 string; re-check prismaWasmAsFile`);
+        const file = `query_compiler_fast_bg.${engine}.wasm`;
+        writeFileSync(path.join(outdir, file), Buffer.from(base64, 'base64'));
+        return {
+          contents: `import { readFileSync } from 'node:fs';\nexport const wasm = readFileSync(new URL(${JSON.stringify(`./${file}`)}, import.meta.url));\n`,
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
+
 async function bundleServer(): Promise<void> {
   // Only the bundles' own files go: the exported pages beside them stay unless they are rebuilt too.
   for (const entry of readdirSync(buildDir, { withFileTypes: true })) {
-    if (entry.isFile() && /\.(mjs|map)$/.test(entry.name)) rmSync(path.join(buildDir, entry.name));
+    if (entry.isFile() && /\.(mjs|map|wasm)$/.test(entry.name)) rmSync(path.join(buildDir, entry.name));
   }
   await build({
     absWorkingDir: projectRoot,
@@ -52,6 +80,7 @@ async function bundleServer(): Promise<void> {
     // CommonJS packages inside an ES module bundle still call require for Node's built-ins.
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     define: { 'process.env.NODE_ENV': '"production"' },
+    plugins: [prismaWasmAsFile(buildDir)],
   });
 }
 

@@ -5,6 +5,7 @@
 // `generate` writes both engines' clients (the app picks one at run time from DATABASE_URL).
 // `npm run studio` also gets an absolute file:/// URL for SQLite, which Studio needs to find the same database.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -19,6 +20,12 @@ function runPrisma(args) {
 }
 
 const [command, ...rest] = process.argv.slice(2);
+// `npm ci --omit=dev` installs no Prisma CLI: the generated clients are only needed to build, which such an
+// install does not do (it runs a build made elsewhere), so the postinstall step has nothing to do there.
+if (!existsSync(prisma)) {
+  console.error(`The Prisma CLI is not installed (a production install?): skipped prisma ${command}.`);
+  process.exit(command === 'generate' ? 0 : 1);
+}
 if (command === 'generate' && !rest.includes('--schema')) {
   for (const schema of schemas) runPrisma(['generate', '--schema', schema, ...rest]);
 } else if (command === 'studio') {

@@ -129,6 +129,8 @@ export function createFront(options: FrontOptions) {
     } catch (error) {
       request.trace.door ??= 'front';
       const reply = error instanceof Refusal ? problemReply(error.problem, { ...API_HEADERS, ...error.headers }) : internalFailure(request, error);
+      // A client that cannot write a request line or a Host header gets no second try on this connection.
+      if (error instanceof Refusal && error.problem.kind === 'malformedRequest') reply.headers.Connection = 'close';
       if (response.headersSent) response.destroy();
       else writeReply(response, reply);
     }

@@ -1,0 +1,114 @@
+/** The bench's command line. */
+import path from 'node:path';
+
+export const PHASES = ['ab', 'scale', 'memory', 'cold', 'browser'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [options])
+
+  --quick              a smoke run: 2 rounds × 2 s, short warm-up, 1 cold start (a few minutes); proves the
+                       tooling works, its figures are not to be quoted
+  --rebuild            rebuild .bench-build/ (and the baseline's build) even when current
+  --skip=PHASES        leave out phases: ${PHASES.join(', ')} (comma-separated)
+  --only=PHASES        run only these phases
+  --seconds=S          seconds per A/B measurement (default 10; --quick 2)
+  --rounds=R           A/B rounds per workload (default 5; --quick 2)
+  --warmup=S           seconds of warm-up per server and workload before the rounds (default 5; --quick 1)
+  --connections=N      concurrent connections (default 32)
+  --floor-check        also measure the floor against a minimal node:http handler (the ceiling), list only
+  --scales=LIST        plant counts for the scale phase (default 10000,100000,1000000; 10000000 is opt-in:
+                       about 2 minutes more and a 1.1 GB file on SQLite, longer on PostgreSQL)
+  --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
+  --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
+  --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
+  --profile            also run each workload against an app under --cpu-prof and summarise it
+  --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
+                       e2e/support/postgres.ts); the floor is SQLite-only and is left out
+  --database=URL       postgresql://… : the app on a fresh database on that server (dropped afterwards)
+  --baseline=DIR       also run the app as checked out in DIR (another commit; see bench/README.md) in the
+                       A/B rotation, so a change is measured against its parent in the same run
+  --keep               keep the temporary database folder`;
+
+export type Options = {
+  quick: boolean;
+  rebuild: boolean;
+  phases: Set<Phase>;
+  seconds: number;
+  rounds: number;
+  warmSeconds: number;
+  connections: number;
+  floorCheck: boolean;
+  scales: number[];
+  scaleSeconds: number;
+  sequentialRequests: number;
+  soakMinutes: number | null;
+  profile: boolean;
+  profileSeconds: number;
+  coldRuns: number;
+  browserRuns: number;
+  engine: 'sqlite' | 'postgresql';
+  databaseUrl: string | null;
+  baseline: string | null;
+  keep: boolean;
+};
+
+export class UsageError extends Error {}
+
+export function parseOptions(argv: string[]): Options {
+  const flags = new Map<string, string | true>();
+  for (const arg of argv) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new UsageError(`unknown argument: ${arg}`);
+    flags.set(match[1]!, match[2] ?? true);
+  }
+  const known = [
+    'quick', 'rebuild', 'skip', 'only', 'seconds', 'rounds', 'warmup', 'connections', 'floor-check', 'scales', 'scale-seconds',
+    'sequential', 'soak', 'profile', 'engine', 'database', 'baseline', 'keep', 'help',
+  ];
+  for (const name of flags.keys()) if (!known.includes(name)) throw new UsageError(`unknown option: --${name}`);
+  if (flags.has('help')) throw new UsageError('');
+  const number = (name: string, fallback: number) => {
+    const value = flags.get(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (value === true || !Number.isFinite(parsed) || parsed <= 0) throw new UsageError(`--${name} takes a positive number`);
+    return parsed;
+  };
+  const phaseList = (name: string) => {
+    const list = String(flags.get(name) ?? '').split(',').filter(Boolean);
+    for (const phase of list) if (!(PHASES as readonly string[]).includes(phase)) throw new UsageError(`--${name} takes ${PHASES.join(', ')}; not ${phase}`);
+    return list as Phase[];
+  };
+  const phases = new Set<Phase>(flags.has('only') ? phaseList('only') : PHASES);
+  for (const phase of phaseList('skip')) phases.delete(phase);
+  const quick = flags.has('quick');
+  const soak = flags.get('soak');
+  const scales = flags.has('scales') ? String(flags.get('scales')).split(',').map(Number) : [10_000, 100_000, 1_000_000];
+  if (scales.some((n) => !Number.isInteger(n) || n < 1000)) throw new UsageError('--scales takes whole numbers of at least 1000');
+  const database = typeof flags.get('database') === 'string' ? String(flags.get('database')) : null;
+  if (database !== null && !/^postgres(ql)?:\/\//.test(database)) throw new UsageError('--database takes a postgresql:// URL (SQLite runs on a temporary file by default)');
+  const engine = database ? 'postgresql' : String(flags.get('engine') ?? 'sqlite');
+  if (engine !== 'sqlite' && engine !== 'postgresql') throw new UsageError('--engine takes sqlite or postgresql');
+  return {
+    quick,
+    rebuild: flags.has('rebuild'),
+    phases,
+    seconds: number('seconds', quick ? 2 : 10),
+    rounds: Math.round(number('rounds', quick ? 2 : 5)),
+    warmSeconds: number('warmup', quick ? 1 : 5),
+    connections: Math.round(number('connections', 32)),
+    floorCheck: flags.has('floor-check'),
+    scales: scales.sort((a, b) => a - b),
+    scaleSeconds: number('scale-seconds', quick ? 2 : 5),
+    sequentialRequests: Math.round(number('sequential', quick ? 50 : 200)),
+    soakMinutes: soak === undefined ? null : soak === true ? 5 : number('soak', 5),
+    profile: flags.has('profile'),
+    profileSeconds: quick ? 3 : 8,
+    coldRuns: quick ? 1 : 3,
+    browserRuns: quick ? 1 : 3,
+    engine,
+    databaseUrl: database,
+    baseline: typeof flags.get('baseline') === 'string' ? path.resolve(String(flags.get('baseline'))) : null,
+    keep: flags.has('keep'),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * How the bench starts each server: the app of a checkout (compiled: node .bench-build/server.mjs; the
+ * older kind: node --conditions=react-server --import tsx src/cli/start.ts with Next.js), the floor and the
+ * ceiling (bundled from bench/), and how it makes the member's token (the checkout's token command).
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+import { BENCH_BUILD_DIR, type Checkout, OLD_DIST_DIR } from './build';
+import { childEnv, type Server, startProcess } from './proc';
+
+/**
+ * The app's settings for the bench: its log quiet, the per-token rate limit and the auth-failure limit off
+ * (autocannon is one token and one address), a connection cap per address far above the bench's. The older
+ * kind reads NEXT_DIST_DIR for its build and ignores the settings it does not know.
+ */
+export function appEnv(checkout: Checkout, port: number, databaseUrl: string): Record<string, string> {
+  return {
+    PORT: String(port),
+    HOSTNAME_TO_BIND: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_TOKEN: 'off',
+    RATE_LIMIT_AUTH_FAILURES: 'off',
+    MAX_CONNECTIONS_PER_ADDRESS: '100000',
+    ...(checkout.kind === 'next' ? { NEXT_DIST_DIR: OLD_DIST_DIR } : {}),
+  };
+}
+
+/** node's arguments that run the app of this checkout, after any node flags. */
+export function appArgs(checkout: Checkout): string[] {
+  return checkout.kind === 'compiled'
+    ? [path.join(checkout.dir, BENCH_BUILD_DIR, 'server.mjs')]
+    : ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'];
+}
+
+/** The app as `npm start` runs it, but with node itself as the process (so its pid is the server's). */
+export function startApp(options: {
+  name: string;
+  checkout: Checkout;
+  port: number;
+  databaseUrl: string;
+  nodeFlags?: string[];
+  ipc?: boolean;
+}): Server {
+  return startProcess({
+    name: options.name,
+    command: process.execPath,
+    args: [...(options.nodeFlags ?? []), ...appArgs(options.checkout)],
+    env: appEnv(options.checkout, options.port, options.databaseUrl),
+    port: options.port,
+    cwd: options.checkout.dir,
+    ipc: options.ipc,
+  });
+}
+
+/** The floor (bench/floor.ts, bundled): node:http + better-sqlite3 on the same SQLite file. */
+export function startFloor(script: string, port: number, databaseUrl: string): Server {
+  return startProcess({
+    name: 'floor',
+    command: process.execPath,
+    args: [script],
+    env: { DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1' },
+    port,
+  });
+}
+
+/** The ceiling (bench/ceiling.ts, bundled): node:http answering `body` with the floor's headers, no database. */
+export function startCeiling(script: string, port: number, body: string): Server {
+  return startProcess({
+    name: 'ceil',
+    command: process.execPath,
+    args: [script],
+    env: { PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1', CEILING_BODY: body },
+    port,
+  });
+}
+
+const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}$/;
+
+/** `token create --user NAME --role ROLE` with the checkout's token command; the token is stdout's last line. */
+export function createToken(checkout: Checkout, databaseUrl: string, user: string, role: 'member' | 'admin'): string {
+  const args =
+    checkout.kind === 'compiled'
+      ? [path.join(checkout.dir, BENCH_BUILD_DIR, 'token.mjs')]
+      : [path.join(checkout.dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--conditions=react-server', 'src/cli/token.ts'];
+  const result = spawnSync(process.execPath, [...args, 'create', '--user', user, '--role', role], {
+    cwd: checkout.dir,
+    env: childEnv({ DATABASE_URL: databaseUrl }),
+    encoding: 'utf8',
+  });
+  const token = result.stdout.trimEnd().split('\n').at(-1)?.trim() ?? '';
+  if (result.status !== 0 || !TOKEN_LINE.test(token)) throw new Error(`token create failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return token;
+}

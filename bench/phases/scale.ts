@@ -1,0 +1,126 @@
+/**
+ * Scale: one member owning 10k … 10M plants. Per size: list limit=20 (first page, and the page after the
+ * plant at 90 %), create and delete, each one request at a time (the cost of one request: p50/p99 over N)
+ * and at N connections (req/s, p99), app and floor; the database's size on disk.
+ */
+import type { Context } from '../lib/context';
+import { DELETE_BASE } from '../lib/data';
+import { type OneRequest, sequentialLatency, type Workload } from '../lib/load';
+import { fetchAgain, type Server } from '../lib/proc';
+import { fixed, int, mb, table } from '../lib/report';
+
+type Operation = { label: string; workload: Workload; query?: string; expected: number };
+
+export async function scalePhase(ctx: Context): Promise<void> {
+  const { options, data } = ctx;
+  const servers = [ctx.app, ...(ctx.floor ? [ctx.floor] : [])];
+  // Back to the seeded plants only: what the A/B phase created is removed.
+  await data.deleteUnseeded();
+  console.log(
+    `\n## Scale (${options.engine}): list first and deep page, create, delete; ${options.sequentialRequests} requests one at a time and ${options.scaleSeconds} s at ${options.connections} connections each`,
+  );
+  const rows: (string | number)[][] = [];
+  const sizes: { plants: number; seedSeconds: number; bytes: number; what: string }[] = [];
+  const runs: Record<string, unknown>[] = [];
+  ctx.results.scale = { engine: options.engine, seconds: options.scaleSeconds, sequentialRequests: options.sequentialRequests, sizes, runs };
+  let sequentialPool = DELETE_BASE + 2n ** 59n;
+
+  for (const plants of options.scales) {
+    const seedStart = performance.now();
+    let lastPrint = seedStart;
+    const added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
+      if (performance.now() - lastPrint > 5_000 || done === of) {
+        lastPrint = performance.now();
+        console.log(`  seeding: ${int(done)} of ${int(of)} rows (${fixed((performance.now() - seedStart) / 1000, 1)} s)`);
+      }
+    });
+    const seedSeconds = (performance.now() - seedStart) / 1000;
+    const size = await data.size();
+    sizes.push({ plants, seedSeconds: Math.round(seedSeconds * 10) / 10, bytes: size.bytes, what: size.what });
+    console.log(`${int(plants)} plants (${int(added)} added in ${fixed(seedSeconds, 1)} s); database ${mb(size.bytes)} MB (${size.what})`);
+
+    const deepQuery = `limit=20&after=${data.seededId(Math.floor(plants * 0.9))}`;
+    const operations: Operation[] = [
+      { label: 'list first', workload: 'list', query: 'limit=20', expected: 200 },
+      { label: 'list deep', workload: 'listDeep', query: deepQuery, expected: 200 },
+      { label: 'create', workload: 'create', expected: 200 },
+      { label: 'delete', workload: 'delete', expected: 204 },
+    ];
+    // Both servers answer the same pages (the floor is the contract's reference).
+    for (const query of ['limit=20', deepQuery]) {
+      const pages = await Promise.all(
+        servers.map(async (server) => {
+          const response = await fetchAgain(`${server.baseUrl}/api/plants?${query}`, { headers: { authorization: `Bearer ${ctx.token}` } });
+          return { status: response.status, body: await response.text(), link: response.headers.get('link') };
+        }),
+      );
+      const [first] = pages;
+      if (!first || first.status !== 200 || (JSON.parse(first.body) as unknown[]).length !== 20 || !first.link || pages.some((page) => page.body !== first.body)) {
+        throw new Error(`scale ${plants}, ${query}: the servers disagree or the page is not a full one with a next link`);
+      }
+    }
+    for (const operation of operations) {
+      for (const server of servers) {
+        // A fresh kept-alive socket before the one-at-a-time requests (a create or delete is not sent twice).
+        await (await fetchAgain(`${server.baseUrl}/api/health`)).arrayBuffer();
+        const one = await oneAtATime(ctx, server, operation, () => sequentialPool);
+        sequentialPool += 2n ** 32n;
+        if (one.unexpected > 0) ctx.failures.push(`scale ${plants} ${operation.label}: ${server.name} answered ${one.unexpected} of the one-at-a-time requests with other than ${operation.expected}`);
+        const record = await ctx.run(server, operation.workload, options.scaleSeconds, 0, operation.query);
+        ctx.check(record, `scale ${plants} ${operation.label}`);
+        ctx.line(record, `${int(plants)} ${operation.label}`);
+        runs.push({ plants, operation: operation.label, sequential: one, ...record });
+        rows.push([int(plants), operation.label, server.name, fixed(one.p50), fixed(one.p99), int(record.reqPerSec), fixed(record.latencyMs.p50), fixed(record.latencyMs.p99)]);
+      }
+    }
+    // What create and the one-at-a-time deletes left behind goes, so the next size starts from seeded plants only.
+    await data.deleteUnseeded();
+  }
+
+  const appRows = runs.filter((r) => r.server === 'app' && String(r.operation).startsWith('list')) as { sequential: { p50: number }; reqPerSec: number }[];
+  const spread = (values: number[]) => Math.max(...values) / Math.min(...values);
+  const flatness = {
+    listSequentialP50Spread: Math.round(spread(appRows.map((r) => r.sequential.p50)) * 100) / 100,
+    listReqPerSecSpread: Math.round(spread(appRows.map((r) => r.reqPerSec)) * 100) / 100,
+  };
+  ctx.results.scale = { ...(ctx.results.scale as object), flatness };
+  ctx.report.push(
+    `### Scale (${options.engine}): one member owning all plants; deep page = after the plant at 90 %`,
+    '',
+    table(
+      ['plants', 'seeded in s', `database MB (${sizes[0]?.what ?? ''})`],
+      sizes.map((size) => [int(size.plants), fixed(size.seedSeconds, 1), mb(size.bytes)]),
+      ['r', 'r', 'r'],
+    ),
+    '',
+    table(
+      ['plants', 'operation', 'server', '1-at-a-time p50 ms', '1-at-a-time p99 ms', `req/s @${options.connections}`, 'p50 ms', 'p99 ms'],
+      rows,
+      ['r', 'l', 'l', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    '',
+    `One at a time: ${options.sequentialRequests} requests in a row (fetch, keep-alive), p50/p99. At ${options.connections} connections: ${options.scaleSeconds} s, one run (not rounds: read`,
+    `these for their shape across sizes, the A/B table for ratios). Created ids and delete pools sit above the seeded ids.`,
+    `App lists across all sizes and pages: 1-at-a-time p50 varies ×${fixed(flatness.listSequentialP50Spread)}, req/s ×${fixed(flatness.listReqPerSecSpread)} (max/min; keyset paging is flat when these stay near 1).`,
+    '',
+  );
+}
+
+/** The one-at-a-time half of a scale measurement; creates use fresh ids, deletes a pool inserted just before. */
+async function oneAtATime(ctx: Context, server: Server, operation: Operation, poolBase: () => bigint) {
+  const n = ctx.options.sequentialRequests;
+  let next: (i: number) => OneRequest;
+  if (operation.workload === 'create') {
+    next = () => {
+      const id = ctx.nextCreateId();
+      return { method: 'POST', path: '/api/plants', body: `{"id":${id},"name":"Bench plant ${id}","tag":"bench"}` };
+    };
+  } else if (operation.workload === 'delete') {
+    const from = poolBase();
+    await ctx.data.insertRange(ctx.memberId, from, n);
+    next = (i) => ({ method: 'DELETE', path: `/api/plants/${from + BigInt(i)}` });
+  } else {
+    next = () => ({ method: 'GET', path: `/api/plants?${operation.query}` });
+  }
+  return sequentialLatency(server.baseUrl, ctx.token, n, next, operation.expected);
+}

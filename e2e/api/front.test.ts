@@ -1,0 +1,314 @@
+/**
+ * The one front, tried as an attacker would, on every door it guards: REST (/api/plants), the admin page's
+ * tRPC door (/api/trpc), the docs (/api/docs), the service routes (/api/health, /api/openapi.json) and the
+ * pages. Each finding of the "one guarded /api" issue has a test here on each door it touches.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+
+import { describe, expect, it } from 'vitest';
+
+import { rawExchange, type RawAnswer } from '../support/http-client';
+
+import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
+
+// Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
+const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });
+
+/** A tRPC call as the admin page's client makes it (superjson input, bigint ids tagged). */
+function trpc(path: string, init: { token?: string; method?: string; body?: string; query?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(`${server.baseUrl}/api/trpc/${path}${init.query ? `?${init.query}` : ''}`, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body });
+}
+
+type TrpcError = { error: { json: { message: string; data: { httpStatus: number; error: number; field: string | null } } } };
+
+async function trpcError(response: Response): Promise<TrpcError['error']['json']> {
+  const body = (await response.json()) as TrpcError | TrpcError[];
+  return (Array.isArray(body) ? body[0]! : body).error.json;
+}
+
+function vmRssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+function raw(request: string): Promise<RawAnswer> {
+  return rawExchange(server.baseUrl, request);
+}
+
+const host = () => `127.0.0.1:${new URL(server.baseUrl).port}`;
+
+/** A body of `size` bytes, streamed in 1 MiB parts, that a tRPC create would take as a name if it were read. */
+function hugeNameBody(size: number): ReadableStream<Uint8Array> {
+  const head = Buffer.from('{"json":{"id":"70","name":"');
+  const chunk = new Uint8Array(1024 * 1024).fill(0x61);
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent === 0) controller.enqueue(head);
+      if (sent >= size) return controller.close();
+      controller.enqueue(chunk);
+      sent += chunk.length;
+    },
+  });
+}
+
+describe('bodies on the tRPC door', () => {
+  it('answers a 64 MiB body with 413 in tRPC’s format, without reading it, and stays small and healthy', async () => {
+    const member = await server.createToken('front-huge-member');
+    const before = vmRssMb(server.pid);
+    const started = Date.now();
+    const response = await fetch(`${server.baseUrl}/api/trpc/plants.create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.token}`, 'content-type': 'application/json' },
+      body: hugeNameBody(64 * 1024 * 1024),
+      duplex: 'half',
+    } as RequestInit).catch((error: Error) => error);
+    // The server answers before the client has sent it all, then closes; fetch may report either.
+    if (response instanceof Error) expect(response.message).toMatch(/fetch failed|other side closed|ECONNRESET|socket/i);
+    else {
+      expect(response.status).toBe(413);
+      expect(await trpcError(response)).toMatchObject({ data: { httpStatus: 413, error: 41300 } });
+    }
+    const after = vmRssMb(server.pid);
+    console.log(`[front] 64 MiB tRPC body: ${response instanceof Error ? response.message : response.status} after ${Date.now() - started} ms; RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`);
+    expect(after - before).toBeLessThan(40);
+    expect(server.exited()).toBe(false);
+    expectStatus(await server.anonymous.get('/api/health'), 200);
+  });
+
+  it('refuses a declared Content-Length over 64 KiB at once on both doors', async () => {
+    for (const path of ['/api/plants', '/api/trpc/plants.create']) {
+      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 70000000\r\n\r\n`);
+      expect(answer.status, path).toBe(413);
+      expect(answer.closed, path).toBe(true);
+    }
+  });
+
+  it('gives up on a trickling body (a byte every 2 s) after 30 s with 408 on both doors', { timeout: 60_000 }, async () => {
+    const trickle = (path: string) =>
+      new Promise<{ status: number; text: string; seconds: number }>((resolve, reject) => {
+        const started = Date.now();
+        const request = http.request(`${server.baseUrl}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json', 'content-length': '1000' },
+        });
+        const timer = setInterval(() => request.write('{'), 2_000);
+        request.on('response', (response) => {
+          clearInterval(timer);
+          let text = '';
+          response.on('data', (part: Buffer) => (text += part.toString()));
+          response.on('end', () => resolve({ status: response.statusCode!, text, seconds: (Date.now() - started) / 1000 }));
+        });
+        request.on('error', (error) => {
+          clearInterval(timer);
+          reject(error);
+        });
+        request.write('{');
+      });
+    const [rest, trpcAnswer] = await Promise.all([trickle('/api/plants'), trickle('/api/trpc/plants.create')]);
+    console.log(`[front] trickling bodies answered after ${rest.seconds.toFixed(1)} s (REST) and ${trpcAnswer.seconds.toFixed(1)} s (tRPC)`);
+    expect(rest.status).toBe(408);
+    expect(JSON.parse(rest.text)).toEqual({ error: 40800, message: 'the body did not arrive within 30 seconds' });
+    expect(trpcAnswer.status).toBe(408);
+    expect(JSON.parse(trpcAnswer.text).error.json.data.error).toBe(40800);
+    for (const answer of [rest, trpcAnswer]) expect(answer.seconds).toBeLessThan(35);
+    // Logged as what it is, never as a server fault.
+    expect(server.log()).not.toMatch(/"status":5\d\d/);
+  });
+});
+
+describe('rate limits shared by both doors', () => {
+  it('counts one bucket per token across REST and tRPC, and a batch by its calls', async () => {
+    const { token } = await server.createToken('front-bucket');
+    const statuses: number[] = [];
+    for (let index = 0; index < 20; index++) statuses.push((await server.client(token).get('/api/plants?limit=1')).status);
+    // 20 of the burst of 40 spent on REST; two batches of 10 calls spend the rest.
+    const batch = `${Array.from({ length: 10 }, () => 'me').join(',')}?batch=1&input=%7B%7D`;
+    statuses.push((await trpc(batch.split('?')[0]!, { token, query: batch.split('?')[1] })).status);
+    statuses.push((await trpc(batch.split('?')[0]!, { token, query: batch.split('?')[1] })).status);
+    const refused = await trpc('me', { token });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await trpcError(refused)).toMatchObject({ data: { error: 42900 } });
+    expectError(await server.client(token).get('/api/plants?limit=1'), 429, 42900);
+  });
+});
+
+describe('the tRPC batch cap', () => {
+  it('refuses a batch of more than 10 calls before running any, and a 230-call batch at once', async () => {
+    const { token } = await server.createToken('front-batcher');
+    for (const calls of [11, 230]) {
+      const paths = Array.from({ length: calls }, () => 'plants.list').join(',');
+      const input = encodeURIComponent(JSON.stringify(Object.fromEntries(Array.from({ length: calls }, (_, index) => [index, { json: { limit: 1000 } }]))));
+      const started = Date.now();
+      const response = await trpc(paths, { token, query: `batch=1&input=${input}` });
+      expect(response.status, `${calls} calls`).toBe(400);
+      expect(await trpcError(response)).toMatchObject({ data: { error: 40011 } });
+      expect(Date.now() - started).toBeLessThan(1_000);
+    }
+    const ten = Array.from({ length: 10 }, () => 'me').join(',');
+    expect((await trpc(ten, { token, query: 'batch=1&input=%7B%7D' })).status).toBe(200);
+  });
+});
+
+describe('paths that name Object properties', () => {
+  it('are unknown paths (404, the Error body) on REST, the docs and the service routes', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype']) {
+      for (const path of [`/api/${name}`, `/api/docs/${name}`, `/api/plants/${name}/x`, `/api/health/${name}`, `/api/openapi.json/${name}`]) {
+        expectError(await server.rawClient(server.adminToken).get(path), 404, 40400);
+      }
+      const trpcAnswer = await trpc(name, { token: server.adminToken });
+      expect(trpcAnswer.status, name).toBe(404);
+    }
+    expect(server.log()).not.toMatch(/"status":5\d\d/);
+  });
+});
+
+describe('malformed tRPC input', () => {
+  it('is a 400 in tRPC’s format, never a 5xx, and says what is wrong', async () => {
+    const { token } = await server.createToken('front-malformed');
+    const cases: [string, { query?: string; body?: string }, number][] = [
+      ['plants.list', { query: 'input=%7B' }, 40000],
+      ['plants.list', { query: `input=${encodeURIComponent('{"json":{},"meta":{"values":{"x":["class","Foo"]}}}')}` }, 40000],
+      ['plants.list', { query: 'input=5' }, 40000],
+      ['plants.create', { body: '{"json":{"id":"abc","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40000],
+      ['plants.create', { body: '{"json":{"id":"0x1A","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40003],
+      ['plants.create', { body: '{"json":{"id":" 25 ","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40003],
+      ['plants.create', { body: '{"json":{"id":"","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40003],
+      ['plants.create', { body: '{"json":{"id":"007","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40003],
+      ['plants.create', { body: '{"json":{"id":"9223372036854775808","name":"x"},"meta":{"values":{"id":["bigint"]}}}' }, 40004],
+      ['plants.create', { body: '{"json":{"id":"1","name":"x"},"meta":{"values":{"id":["bigint"]},"referentialEqualities":{"name":["ownerId"]}}}' }, 40000],
+      ['plants.create', { body: 'not json' }, 40000],
+      ['plants.create', { body: '' }, 40000],
+      [`%E0%A4%A`, { query: '' }, 40400],
+    ];
+    for (const [path, init, value] of cases) {
+      const response = await trpc(path, { token, ...init });
+      const error = await trpcError(response);
+      expect(response.status, `${path} ${JSON.stringify(init)}`).toBeLessThan(500);
+      expect(error.data.error, `${path} ${JSON.stringify(init)}: ${error.message}`).toBe(value);
+      expect(error.message).not.toMatch(/call stack|\bat .*\.m?js|BigInt\(|TypeError|SyntaxError: Cannot/i);
+    }
+    // The digits-only ids that REST takes work on tRPC too.
+    const created = await trpc('plants.create', { token, body: '{"json":{"id":"-9223372036854775808","name":"Edge"},"meta":{"values":{"id":["bigint"]}}}' });
+    expect(created.status).toBe(200);
+    expect(server.log()).not.toMatch(/"status":5\d\d/);
+  });
+});
+
+describe('request lines and Host', () => {
+  it('answers OPTIONS * with the methods the server serves', async () => {
+    const answer = await raw(`OPTIONS * HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
+    expect(answer.status).toBe(204);
+    expect(answer.headers.allow).toBe('GET, HEAD, POST, PATCH, DELETE, OPTIONS');
+  });
+
+  it('serves an absolute-form target as RFC 9112 asks, and refuses one with credentials or a bad port', async () => {
+    const absolute = await raw(`GET http://plants.example/api/plants?limit=1 HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\n\r\n`);
+    expect(absolute.status).toBe(200);
+    expect(Array.isArray(absolute.json)).toBe(true);
+    for (const target of ['http://user:secret@plants.example/api/plants', 'http://a:99999/', 'ftp://plants.example/api/plants', 'plants']) {
+      const answer = await raw(`GET ${target} HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
+      expect(answer.status, target).toBe(400);
+      expect(answer.json, target).toMatchObject({ error: 40010 });
+      expect(answer.text).not.toContain('secret');
+    }
+  });
+
+  it('builds the next-page Link without the Host header a client sent', async () => {
+    const { token } = await server.createToken('front-link');
+    for (const id of [8_100_001n, 8_100_002n]) expectStatus(await server.client(token).post('/api/plants', plantBody(id, `L${id}`)), 200);
+    const answer = await raw(`GET /api/plants?limit=1 HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.link).toBe('</api/plants?limit=1&after=8100001>; rel="next"');
+  });
+
+  it('refuses two Host headers and a missing one with the Error body; takes HTTP/1.0 without Host', async () => {
+    const two = await raw(`GET /api/health HTTP/1.1\r\nHost: ${host()}\r\nHost: evil.example\r\n\r\n`);
+    expect([two.status, two.json]).toEqual([400, { error: 40010, message: 'the request has more than one host header' }]);
+    const none = await raw(`GET /api/health HTTP/1.1\r\n\r\n`);
+    expect([none.status, none.json]).toEqual([400, { error: 40010, message: 'the request has no Host header' }]);
+    const old = await raw(`GET /api/health HTTP/1.0\r\n\r\n`);
+    expect(old.status).toBe(200);
+  });
+
+  it('answers a request line Node refuses, and a CONNECT, with the Error body', async () => {
+    const garbage = await raw('GARBAGE\r\n\r\n');
+    expect([garbage.status, garbage.json]).toEqual([400, { error: 40010, message: 'the request is not valid HTTP' }]);
+    const connect = await raw(`CONNECT ${host()} HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
+    expect(connect.status).toBe(405);
+    expect(connect.json).toMatchObject({ error: 40500 });
+  });
+});
+
+describe('methods and paths on every door', () => {
+  it('answers a wrong method with 405, Allow and a body on the docs, tRPC and service routes', async () => {
+    const docs = await fetch(`${server.baseUrl}/api/docs`, { method: 'POST' });
+    expect([docs.status, docs.headers.get('allow'), await docs.json()]).toEqual([405, 'GET, HEAD', { error: 40500, message: 'POST is not allowed on /api/docs; use GET, HEAD' }]);
+    const me = await trpc('me', { method: 'PUT', token: server.adminToken });
+    expect([me.status, me.headers.get('allow')]).toEqual([405, 'GET, HEAD, POST']);
+    expect(await trpcError(me)).toMatchObject({ data: { error: 40500 } });
+    const health = await fetch(`${server.baseUrl}/api/health`, { method: 'DELETE' });
+    expect([health.status, health.headers.get('allow')]).toEqual([405, 'GET, HEAD, OPTIONS']);
+    const page = await fetch(`${server.baseUrl}/`, { method: 'DELETE' });
+    expect([page.status, page.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
+  it('answers /api/plants/ (no id) as an unknown path', async () => {
+    expectError(await server.rawClient(server.adminToken).get('/api/plants/'), 404, 40400);
+    expectError(await server.rawClient(server.adminToken).delete('/api/plants/'), 404, 40400);
+  });
+
+  it('treats two Authorization headers as no valid token, on both doors', async () => {
+    const { token } = await server.createToken('front-twice');
+    const rest = await raw(`GET /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer ${server.adminToken}\r\n\r\n`);
+    expect([rest.status, rest.headers['www-authenticate']]).toEqual([401, 'Bearer realm="plants", error="invalid_token"']);
+    const trpcAnswer = await raw(`GET /api/trpc/me HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer ${server.adminToken}\r\n\r\n`);
+    expect(trpcAnswer.status).toBe(401);
+    // Neither token reached the log.
+    expect(server.log()).not.toContain(token);
+  });
+});
+
+describe('headers and logs on every door', () => {
+  it('puts a request id, nosniff and a frame ban on every answer, and one log line per request', async () => {
+    const answers = await Promise.all([
+      fetch(`${server.baseUrl}/api/plants`, { headers: { authorization: `Bearer ${server.adminToken}` } }),
+      trpc('me', { token: server.adminToken }),
+      fetch(`${server.baseUrl}/api/docs`),
+      fetch(`${server.baseUrl}/api/health`),
+      fetch(`${server.baseUrl}/`),
+      fetch(`${server.baseUrl}/api/nowhere`),
+    ]);
+    for (const answer of answers) {
+      await answer.arrayBuffer();
+      expect(answer.headers.get('x-request-id'), answer.url).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
+      expect(answer.headers.get('content-security-policy'), answer.url).toContain("frame-ancestors 'none'");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const log = server.log();
+    for (const answer of answers) {
+      const id = answer.headers.get('x-request-id')!;
+      expect(log.split('\n').filter((line) => line.includes(id)), answer.url).toHaveLength(1);
+    }
+  });
+});
+
+// Last: it spends this address's failed-authentication bucket, which the tests above must not meet.
+describe('failed authentications', () => {
+  it('limits invalid tokens per address on the tRPC door as on REST', async () => {
+    const forged = `pst_${'Q'.repeat(43)}`;
+    const statuses: number[] = [];
+    for (let index = 0; index < 12; index++) statuses.push((await trpc('me', { token: forged })).status);
+    // The burst is 8; earlier tests of this file spent a little of it.
+    expect(statuses.every((status) => status === 401 || status === 429), statuses.join()).toBe(true);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(8);
+    expect(statuses.at(-1)).toBe(429);
+    expectError(await server.client(forged).get('/api/plants'), 429, 42900);
+  });
+});
