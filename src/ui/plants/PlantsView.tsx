@@ -360,7 +360,7 @@ function PlantsViewInner() {
                   </tbody>
                 </table>
               </div>
-              <nav className="pager" aria-label="Plant pages">
+              <nav className={(data?.rows.length ?? 0) > 25 ? 'pager pager--sticky' : 'pager'} aria-label="Plant pages">
                 <p className="pager__range" aria-live="polite" data-testid="plants-range">
                   <strong>
                     {count.format(from)}–{count.format(to)}
