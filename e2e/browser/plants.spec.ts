@@ -58,6 +58,8 @@ test.describe('plants', () => {
     });
     const form = plantForm(page);
     await form.open.click();
+    // The proposed id arrives first; then the person empties the field.
+    await expect(form.id).not.toHaveValue('');
     await form.id.fill('');
     await form.submit.click();
     await expect(form.dialog.locator('#plant-name-error')).toHaveText('Name must not be empty.');
