@@ -118,3 +118,8 @@ export const databaseReady: Promise<void> = (
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2002';
 }
+
+/** True when the row an update or delete needed does not exist (or the access rule hid it). */
+export function isRecordNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2025';
+}

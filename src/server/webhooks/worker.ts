@@ -1,0 +1,301 @@
+import 'server-only';
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
+import { db } from '@/server/db/client';
+import type { Logger } from '@/server/log';
+
+import { onEventsQueued } from './outbox';
+import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook } from './send';
+import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
+import { signingSecrets, sweepOldDeliveries } from './service';
+import { webhookHeaders } from './signing';
+import type { Lookup, TargetPolicy } from './ssrf';
+
+/**
+ * The delivery worker: one per server process, sending the outbox's rows.
+ *
+ * - **One sender per endpoint, in order.** An instance sends to an endpoint only while it holds the
+ *   endpoint's lease (leaseOwner, leaseUntilMs), taken with a conditional UPDATE that one instance wins on
+ *   either engine, and renewed every third of WEBHOOKS_LEASE_MS while it sends. It sends that endpoint's
+ *   waiting deliveries one at a time, oldest first; a delivery waiting for a retry holds back the newer
+ *   ones (order kept per endpoint). Two instances on one database never send one event at the same time;
+ *   if an instance dies, its lease runs out and another (or the restarted one) carries on from the first
+ *   delivery not marked sent: at least once overall.
+ * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for the next
+ *   retry it knows of; otherwise it looks every WEBHOOKS_POLL_MS (5 s) for what other instances queued.
+ * - **Shutdown.** stop() takes no new work, lets attempts in flight finish (each ends within 10 s), cuts
+ *   the rest short without counting them, and gives the leases back.
+ */
+export type WorkerOptions = {
+  key: Buffer;
+  policy: TargetPolicy;
+  retryBaseMs: number;
+  pollMs: number;
+  leaseMs: number;
+  concurrency: number;
+  log: Logger;
+  lookup?: Lookup;
+  timeoutMs?: number;
+};
+
+export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
+
+/** Deliveries read per query while draining one endpoint. */
+const BATCH = 20;
+/** Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. */
+const TURN = 200;
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const ERROR_BACKOFF_MS = 1_000;
+
+type LeasedEndpoint = {
+  id: number;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntilMs: bigint | null;
+  failingSinceMs: bigint | null;
+  leaseOwner: string | null;
+};
+
+type PendingDelivery = { id: number; eventId: string; type: string; payload: string; attempts: number; createdAtMs: bigint; nextAttemptAtMs: bigint };
+
+export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
+  const { log, leaseMs } = options;
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const shutdown = new AbortController();
+  const draining = new Map<number, Promise<void>>();
+  let stopping = false;
+  let ticking = false;
+  let tickAgain = false;
+  let dueTimer: NodeJS.Timeout | undefined;
+  let dueAt = Infinity;
+
+  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lt: BigInt(now) } }] });
+
+  /** Wakes the worker at `at` (Unix ms), unless it is to wake earlier already. */
+  function wakeAt(at: number): void {
+    if (stopping || at >= dueAt) return;
+    clearTimeout(dueTimer);
+    dueAt = at;
+    dueTimer = setTimeout(
+      () => {
+        dueAt = Infinity;
+        wake();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    dueTimer.unref();
+  }
+
+  function wake(): void {
+    void tick();
+  }
+
+  /** Leases endpoints that have a delivery due, up to the free senders, and starts draining each. */
+  async function tick(): Promise<void> {
+    if (stopping) return;
+    if (ticking) {
+      tickAgain = true;
+      return;
+    }
+    ticking = true;
+    try {
+      do {
+        tickAgain = false;
+        const free = options.concurrency - draining.size;
+        if (free <= 0) break;
+        const now = Date.now();
+        const candidates = await db.webhookEndpoint.findMany({
+          where: {
+            enabled: true,
+            id: { notIn: [...draining.keys()] },
+            ...leaseFree(now),
+            deliveries: { some: { status: 'pending', nextAttemptAtMs: { lte: BigInt(now) } } },
+          },
+          // The endpoint served longest ago first.
+          orderBy: { leaseUntilMs: { sort: 'asc', nulls: 'first' } },
+          take: free,
+          select: { id: true },
+        });
+        for (const { id } of candidates) {
+          if (stopping) break;
+          const { count } = await db.webhookEndpoint.updateMany({
+            where: { id, enabled: true, ...leaseFree(now) },
+            data: { leaseOwner: owner, leaseUntilMs: BigInt(now + leaseMs) },
+          });
+          if (count === 1) startDraining(id);
+        }
+      } while (tickAgain && !stopping);
+    } catch (error) {
+      log.error({ err: error }, 'webhook worker: looking for work failed');
+      wakeAt(Date.now() + ERROR_BACKOFF_MS);
+    } finally {
+      ticking = false;
+    }
+  }
+
+  function startDraining(endpointId: number): void {
+    const run = drain(endpointId)
+      .catch((error: unknown) => {
+        log.error({ err: error, endpointId }, 'webhook worker: delivering failed');
+        wakeAt(Date.now() + ERROR_BACKOFF_MS);
+      })
+      .finally(() => {
+        draining.delete(endpointId);
+        // Whatever was queued while this endpoint was leased is picked up now, by this instance or another.
+        if (!stopping) wake();
+      });
+    draining.set(endpointId, run);
+  }
+
+  async function drain(endpointId: number): Promise<void> {
+    let leaseLost = false;
+    const renew = async () => {
+      const { count } = await db.webhookEndpoint.updateMany({
+        where: { id: endpointId, leaseOwner: owner },
+        data: { leaseUntilMs: BigInt(Date.now() + leaseMs) },
+      });
+      if (count === 0) leaseLost = true;
+    };
+    const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
+    heartbeat.unref();
+    try {
+      let sent = 0;
+      while (!stopping && !leaseLost && sent < TURN) {
+        const endpoint: LeasedEndpoint | null = await db.webhookEndpoint.findUnique({
+          where: { id: endpointId },
+          select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
+        });
+        if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
+        const batch: PendingDelivery[] = await db.webhookDelivery.findMany({
+          where: { endpointId, status: 'pending' },
+          orderBy: { id: 'asc' },
+          take: BATCH,
+          select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
+        });
+        if (batch.length === 0) return;
+        for (const delivery of batch) {
+          if (stopping || leaseLost) return;
+          if (Number(delivery.nextAttemptAtMs) > Date.now()) {
+            await holdBackNewer(endpointId, delivery);
+            return;
+          }
+          const result = await attempt(endpoint, delivery);
+          if (result.aborted) return;
+          const stillWaiting = await record(endpoint, delivery, result);
+          sent++;
+          if (stillWaiting) {
+            await holdBackNewer(endpointId, { ...delivery, nextAttemptAtMs: stillWaiting });
+            return;
+          }
+          if (!endpoint.enabled) return;
+        }
+      }
+    } finally {
+      clearInterval(heartbeat);
+      // Back in line: expired at once, and ordered as served just now.
+      await db.webhookEndpoint
+        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs: BigInt(Date.now()) } })
+        .catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
+    }
+  }
+
+  /**
+   * The oldest waiting delivery is not due yet: the newer ones wait with it, so they are not picked up
+   * before it (order per endpoint), and the worker wakes when it is due.
+   */
+  async function holdBackNewer(endpointId: number, head: { id: number; nextAttemptAtMs: bigint }): Promise<void> {
+    await db.webhookDelivery.updateMany({
+      where: { endpointId, status: 'pending', id: { gt: head.id }, nextAttemptAtMs: { lt: head.nextAttemptAtMs } },
+      data: { nextAttemptAtMs: head.nextAttemptAtMs },
+    });
+    wakeAt(Number(head.nextAttemptAtMs));
+  }
+
+  async function attempt(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<AttemptResult> {
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(endpoint, options.key);
+    } catch (error) {
+      return { ok: false, status: null, error: (error as Error).message, response: null, aborted: false };
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    return sendWebhook({
+      url: endpoint.url,
+      body: delivery.payload,
+      headers: webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload),
+      policy: options.policy,
+      lookup: options.lookup,
+      timeoutMs,
+      signal: shutdown.signal,
+    });
+  }
+
+  /** Writes the attempt down; resolves to when the delivery is due again, or null when it is done with. */
+  async function record(endpoint: LeasedEndpoint, delivery: PendingDelivery, result: AttemptResult): Promise<bigint | null> {
+    const now = Date.now();
+    const attempts = delivery.attempts + 1;
+    const last = { attempts, lastAttemptAtMs: BigInt(now), lastStatus: result.status, lastError: result.error, lastResponse: result.response };
+    const entry = { endpointId: endpoint.id, deliveryId: delivery.id, type: delivery.type, attempt: attempts, status: result.status };
+    if (result.ok) {
+      await db.webhookDelivery.updateMany({ where: { id: delivery.id }, data: { ...last, status: 'delivered', deliveredAtMs: BigInt(now) } });
+      if (endpoint.failingSinceMs !== null) {
+        await db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSinceMs: null } });
+        endpoint.failingSinceMs = null;
+      }
+      return null;
+    }
+    const giveUp = now - Number(delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
+    const nextAttemptAtMs = BigInt(now + retryDelayMs(attempts, options.retryBaseMs));
+    await db.webhookDelivery.updateMany({
+      where: { id: delivery.id },
+      data: { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs }) },
+    });
+    log.warn({ ...entry, error: result.error, ...(giveUp ? { gaveUp: true } : { retryInMs: Number(nextAttemptAtMs) - now }) }, 'webhook delivery failed');
+    if (endpoint.failingSinceMs === null) {
+      endpoint.failingSinceMs = BigInt(now);
+      await db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSinceMs: null }, data: { failingSinceMs: endpoint.failingSinceMs } });
+    } else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
+      const since = new Date(Number(endpoint.failingSinceMs)).toISOString();
+      await db.webhookEndpoint.updateMany({
+        where: { id: endpoint.id, enabled: true },
+        data: { enabled: false, disabledReason: `disabled by the server: every attempt since ${since} failed` },
+      });
+      endpoint.enabled = false;
+      log.warn({ endpointId: endpoint.id, failingSince: since }, 'webhook endpoint disabled: failing for too long');
+    }
+    return giveUp ? null : nextAttemptAtMs;
+  }
+
+  const unsubscribe = onEventsQueued(wake);
+  const poll = setInterval(wake, options.pollMs);
+  poll.unref();
+  const sweep = () =>
+    void sweepOldDeliveries().catch((error: unknown) => log.error({ err: error }, 'webhook worker: sweeping old deliveries failed'));
+  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  sweep();
+  wake();
+
+  return {
+    wake,
+    async stop() {
+      stopping = true;
+      unsubscribe();
+      clearInterval(poll);
+      clearInterval(sweeper);
+      clearTimeout(dueTimer);
+      const inFlight = Promise.all(draining.values());
+      // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeoutMs + 1_000).unref());
+      if ((await Promise.race([inFlight.then(() => 'done' as const), grace])) === 'late') {
+        shutdown.abort();
+        await inFlight;
+      }
+    },
+  };
+}
