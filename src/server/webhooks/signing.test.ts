@@ -22,7 +22,7 @@ describe('signatures, checked with the standardwebhooks package (not this projec
     const [older, newer] = [newSigningSecret(), newSigningSecret()];
     const body = '{}';
     const headers = webhookHeaders([newer, older], 'msg_rot', Math.floor(Date.now() / 1000), body);
-    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
     expect(new Webhook(newer).verify(body, headers)).toEqual({});
     expect(new Webhook(older).verify(body, headers)).toEqual({});
   });
