@@ -106,8 +106,8 @@ export type NewEndpoint = { url: string; events: WebhookEventType[]; enabled?: b
 
 /** Registers an endpoint; its signing secret is made here and returned this once (only a ciphertext is kept). */
 export async function createEndpoint(input: NewEndpoint, options: { lookup?: Lookup } = {}): Promise<WebhookEndpoint & { secret: string }> {
-  const key = secretKey();
   const url = await checkedUrl(input.url, options.lookup);
+  const key = secretKey();
   const secret = newSigningSecret();
   // The ciphertext is bound to the endpoint's id, known once the row exists: both writes are one transaction.
   const row = await db.$transaction(async (tx) => {
