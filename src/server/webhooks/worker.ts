@@ -48,6 +48,8 @@ const BATCH = 20;
 const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
+/** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
+const LINGER_MS = 250;
 
 type LeasedEndpoint = {
   id: number;
@@ -91,8 +93,25 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     dueTimer.unref();
   }
 
+  let wakeWaiters: (() => void)[] = [];
+
   function wake(): void {
+    const waiters = wakeWaiters;
+    wakeWaiters = [];
+    for (const resolve of waiters) resolve();
     void tick();
+  }
+
+  /** Resolves at the next wake, or after `ms`. */
+  function nextWake(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      wakeWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Leases endpoints that have a delivery due, up to the free senders, and starts draining each. */
@@ -165,6 +184,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     heartbeat.unref();
     try {
       let sent = 0;
+      let lingered = false;
       while (!stopping && !leaseLost && sent < TURN) {
         const endpoint: LeasedEndpoint | null = await db.webhookEndpoint.findUnique({
           where: { id: endpointId },
@@ -177,23 +197,38 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           take: BATCH,
           select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
         });
-        if (batch.length === 0) return;
+        if (batch.length === 0) {
+          // Under a steady stream the next event is a moment away: wait for it with the lease held,
+          // instead of giving the lease back and taking it again for every event.
+          if (lingered) return;
+          lingered = true;
+          await nextWake(LINGER_MS);
+          continue;
+        }
+        lingered = false;
+        // Sent one after another, oldest first, up to the first failure; written down together (one commit
+        // for the lot). A crash before that write sends them again: at least once.
+        const attempted: [PendingDelivery, AttemptResult][] = [];
+        let notDue: PendingDelivery | undefined;
         for (const delivery of batch) {
-          if (stopping || leaseLost) return;
+          if (stopping || leaseLost) break;
           if (Number(delivery.nextAttemptAtMs) > Date.now()) {
-            await holdBackNewer(endpointId, delivery);
-            return;
+            notDue = delivery;
+            break;
           }
           const result = await attempt(endpoint, delivery);
-          if (result.aborted) return;
-          const stillWaiting = await record(endpoint, delivery, result);
-          sent++;
-          if (stillWaiting) {
-            await holdBackNewer(endpointId, { ...delivery, nextAttemptAtMs: stillWaiting });
-            return;
-          }
-          if (!endpoint.enabled) return;
+          if (result.aborted) break;
+          attempted.push([delivery, result]);
+          if (!result.ok) break;
         }
+        const waitsUntil = await record(endpoint, attempted);
+        sent += attempted.length;
+        const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
+        if (head) {
+          await holdBackNewer(endpointId, head);
+          return;
+        }
+        if (attempted.length < batch.length) return;
       }
     } finally {
       clearInterval(heartbeat);
@@ -235,40 +270,66 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     });
   }
 
-  /** Writes the attempt down; resolves to when the delivery is due again, or null when it is done with. */
-  async function record(endpoint: LeasedEndpoint, delivery: PendingDelivery, result: AttemptResult): Promise<bigint | null> {
+  /**
+   * Writes the attempts down in one transaction. Only the last can have failed; resolves to the delivery
+   * that now waits for a retry (and when), or null.
+   */
+  async function record(endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]): Promise<{ id: number; nextAttemptAtMs: bigint } | null> {
+    if (attempted.length === 0) return null;
     const now = Date.now();
-    const attempts = delivery.attempts + 1;
-    const last = { attempts, lastAttemptAtMs: BigInt(now), lastStatus: result.status, lastError: result.error, lastResponse: result.response };
-    const entry = { endpointId: endpoint.id, deliveryId: delivery.id, type: delivery.type, attempt: attempts, status: result.status };
-    if (result.ok) {
-      await db.webhookDelivery.updateMany({ where: { id: delivery.id }, data: { ...last, status: 'delivered', deliveredAtMs: BigInt(now) } });
-      if (endpoint.failingSinceMs !== null) {
-        await db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSinceMs: null } });
-        endpoint.failingSinceMs = null;
-      }
-      return null;
-    }
-    const giveUp = now - Number(delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
-    const nextAttemptAtMs = BigInt(now + retryDelayMs(attempts, options.retryBaseMs));
-    await db.webhookDelivery.updateMany({
-      where: { id: delivery.id },
-      data: { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs }) },
+    const writes = attempted.map(([delivery, result]) => {
+      const last = { attempts: delivery.attempts + 1, lastAttemptAtMs: BigInt(now), lastStatus: result.status, lastError: result.error, lastResponse: result.response };
+      return { delivery, result, last };
     });
-    log.warn({ ...entry, error: result.error, ...(giveUp ? { gaveUp: true } : { retryInMs: Number(nextAttemptAtMs) - now }) }, 'webhook delivery failed');
-    if (endpoint.failingSinceMs === null) {
-      endpoint.failingSinceMs = BigInt(now);
-      await db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSinceMs: null }, data: { failingSinceMs: endpoint.failingSinceMs } });
-    } else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
-      const since = new Date(Number(endpoint.failingSinceMs)).toISOString();
-      await db.webhookEndpoint.updateMany({
-        where: { id: endpoint.id, enabled: true },
-        data: { enabled: false, disabledReason: `disabled by the server: every attempt since ${since} failed` },
-      });
-      endpoint.enabled = false;
-      log.warn({ endpointId: endpoint.id, failingSince: since }, 'webhook endpoint disabled: failing for too long');
+    const [failed] = writes.filter(({ result }) => !result.ok);
+    let retry: { id: number; nextAttemptAtMs: bigint } | null = null;
+    let giveUp = false;
+    let disable = false;
+    const endpointChange: { failingSinceMs?: bigint | null; enabled?: boolean; disabledReason?: string } = {};
+    if (failed) {
+      giveUp = now - Number(failed.delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
+      if (!giveUp) retry = { id: failed.delivery.id, nextAttemptAtMs: BigInt(now + retryDelayMs(failed.last.attempts, options.retryBaseMs)) };
+      if (endpoint.failingSinceMs === null) endpointChange.failingSinceMs = BigInt(now);
+      else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
+        disable = true;
+        endpointChange.enabled = false;
+        endpointChange.disabledReason = `disabled by the server: every attempt since ${new Date(Number(endpoint.failingSinceMs)).toISOString()} failed`;
+      }
+    } else if (endpoint.failingSinceMs !== null) {
+      endpointChange.failingSinceMs = null;
     }
-    return giveUp ? null : nextAttemptAtMs;
+    await db.$transaction([
+      ...writes.map(({ delivery, result, last }) =>
+        db.webhookDelivery.updateMany({
+          where: { id: delivery.id },
+          data: result.ok
+            ? { ...last, status: 'delivered', deliveredAtMs: BigInt(now) }
+            : { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+        }),
+      ),
+      ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
+    ]);
+    if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
+    if (failed) {
+      const { delivery, result, last } = failed;
+      log.warn(
+        {
+          endpointId: endpoint.id,
+          deliveryId: delivery.id,
+          type: delivery.type,
+          attempt: last.attempts,
+          status: result.status,
+          error: result.error,
+          ...(giveUp ? { gaveUp: true } : { retryInMs: Number(retry!.nextAttemptAtMs) - now }),
+        },
+        'webhook delivery failed',
+      );
+    }
+    if (disable) {
+      endpoint.enabled = false;
+      log.warn({ endpointId: endpoint.id, failingSince: new Date(Number(endpoint.failingSinceMs)).toISOString() }, 'webhook endpoint disabled: failing for too long');
+    }
+    return retry;
   }
 
   const unsubscribe = onEventsQueued(wake);
@@ -289,6 +350,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       clearInterval(poll);
       clearInterval(sweeper);
       clearTimeout(dueTimer);
+      wake();
       const inFlight = Promise.all(draining.values());
       // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
       const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeoutMs + 1_000).unref());
