@@ -120,7 +120,17 @@ describe('Idempotency-Key on create', () => {
     const id = nextId();
     const key = newKey();
     const body = plantBody(id, 'Raced', 'parallel');
-    const answers = await Promise.all(Array.from({ length: 50 }, () => create(body, key)));
+    // Each on a connection of its own (node:http without an agent), all sent at once.
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        rawRequest(server.baseUrl, {
+          method: 'POST',
+          path: '/api/plants',
+          headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+          chunks: [Buffer.from(body)],
+        }),
+      ),
+    );
     const originals = answers.filter((answer) => answer.status === 200 && replayed(answer) === null);
     const replays = answers.filter((answer) => answer.status === 200 && replayed(answer) === 'true');
     const inFlight = answers.filter((answer) => answer.status === 409);

@@ -4,8 +4,8 @@
  *
  * - SIGKILL under write load: creates run at full speed against a receiver that answers at once, the
  *   server is killed mid-stream (no shutdown code runs), and a server restarted on the same database
- *   must deliver the event of every create it acknowledged (at least once; the attempt cut by the kill
- *   may arrive twice).
+ *   must deliver the event of every create it acknowledged (at least once: the deliveries sent but not
+ *   yet written down when the kill came arrive twice).
  * - Two instances on one database (the scale-out setup on PostgreSQL; two processes on one file on
  *   SQLite), creates spread over both: every event arrives exactly once, one request at a time, in the
  *   order of the outbox.
@@ -114,8 +114,9 @@ describe('a crash between commit and delivery', () => {
         `after the restart every one of them delivered within ${doneAfterMs} ms of starting it; lost 0; delivered twice ${duplicates}`,
     );
     expect(phantoms, 'events for creates nobody asked for').toEqual([]);
-    // At least once: only an attempt the kill cut short can arrive twice.
-    expect(duplicates).toBeLessThanOrEqual(1);
+    // At least once: what was sent but not yet written down when the kill came arrives again. The worker
+    // writes down a run of at most 20 deliveries at a time, so at most 20 events arrive twice.
+    expect(duplicates).toBeLessThanOrEqual(20);
     await second.stop();
   });
 });

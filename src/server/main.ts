@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   if (!webhooks) logger.info({}, 'webhooks are off: WEBHOOKS_SECRET_KEY is not set');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, async () => {
-      console.log(`${signal}: finishing the requests and webhook deliveries in flight, then stopping`);
+      console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
       sweep.stop();
       await Promise.all([server.close(), webhooks?.stop()]);
       await db.$disconnect();
