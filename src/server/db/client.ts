@@ -29,6 +29,13 @@ const BUSY_TIMEOUT_MS = 10_000;
 const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
+ * Creates and deletes are transactions (the webhook outbox is written with them). Prisma gives a
+ * transaction 2 s to start by default, which 100 parallel creates on a pool of 10 connections exceed: a
+ * transaction waits for a connection (or, on SQLite, its turn) as long as a single statement would.
+ */
+const transactionOptions = { maxWait: Math.max(POSTGRES_CONNECT_TIMEOUT_MS, BUSY_TIMEOUT_MS), timeout: 10_000 };
+
+/**
  * Named statements are parsed and planned once per connection instead of on every call. The name is the
  * statement's hash, so the same SQL always finds its prepared copy.
  */
@@ -152,7 +159,7 @@ function createPrismaClient() {
     );
     // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
     // APIs match; the SQLite client's type stands for both.
-    return new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
+    return new PostgresPrismaClient({ adapter, transactionOptions }) as unknown as PrismaClient;
   }
   // The journal mode (WAL) is set on the file by the migration runner and persists with it.
   const adapter = new PrismaBetterSqlite3({ url: databaseUrl, timeout: BUSY_TIMEOUT_MS });
@@ -163,7 +170,7 @@ function createPrismaClient() {
     isolateTransactions(connection as unknown as SqliteConnection);
     return connection;
   };
-  return new PrismaClient({ adapter });
+  return new PrismaClient({ adapter, transactionOptions });
 }
 
 export const db: PrismaClient = createPrismaClient();
