@@ -3,26 +3,32 @@
  * with TEST_DATABASE=postgresql on a private PostgreSQL server; about a minute each):
  *
  * 1. Create throughput without and with one webhook endpoint registered: 16 keep-alive connections
- *    creating as fast as the server answers, A/B/A/B phases of 8 s on one server (the endpoint is
- *    deleted and registered again between phases), the receiver answering 204 at once.
+ *    creating as fast as the server answers, ROUNDS (3) rounds of 6 s phases on one server (the endpoint
+ *    is registered and deleted between phases), the receiver answering 204 at once. With
+ *    BASELINE_DIR=<a checkout of another commit, built into its .test-build/> that commit's server is
+ *    measured in the same rotation, on a database of its own: the create path before this change.
  * 2. Delivery latency at 100 creates/s: an open-loop schedule (a create every 10 ms, whether or not the
  *    last was answered) for 20 s; latency is the receiver's arrival time minus the event's timestamp (set
  *    just before the transaction commits), on one machine clock.
  *
  * Not part of the test suite: it loads the machine for a minute and its numbers depend on what else runs.
  */
+import { spawn } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 
 import { startReceiver } from '@/test/webhook-receiver';
 
-import { ensureTestBuild } from '../support/build';
+import { childEnv, ensureTestBuild } from '../support/build';
 import { startPrivatePostgres } from '../support/postgres';
 import { api } from '../support/http-client';
 import { startServer } from '../support/server-process';
 import { registerEndpoint, webhookEnv } from '../api/helpers/webhooks';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';
-const PHASE_SECONDS = Number(process.env.PHASE_SECONDS ?? 8);
+const PHASE_SECONDS = Number(process.env.PHASE_SECONDS ?? 6);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const BASELINE_DIR = process.env.BASELINE_DIR;
 const RATE_SECONDS = Number(process.env.RATE_SECONDS ?? 20);
 
 function percentile(sorted: number[], q: number): number {
@@ -45,6 +51,52 @@ function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): 
   });
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Another commit's built server on a fresh database; resolves to its URL, admin token and a stop. */
+async function startBaseline(dir: string): Promise<{ baseUrl: string; token: string; stop: () => Promise<void> }> {
+  const { createTestDatabase } = await import('../support/database');
+  const { freePort } = await import('../support/processes');
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(dir, '.test-build', 'server.mjs')], {
+    cwd: dir,
+    env: childEnv({ PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1', DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_TOKEN: 'off' }),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const deadline = Date.now() + 30_000;
+  while (!/Plant Store is serving/.test(stdout)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the baseline did not start:\n${stdout}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const token = stdout.split('\n').map((line) => line.trim()).find((line) => /^pst_[A-Za-z0-9_-]{43}$/.test(line))!;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    token,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      await database.drop();
+    },
+  };
+}
+
+/** Creates as fast as 16 connections get answers, for PHASE_SECONDS; resolves to creates per second. */
+async function createRate(baseUrl: string, token: string, nextId: () => bigint): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  let ok = 0;
+  const stopAt = Date.now() + PHASE_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (Date.now() < stopAt) if ((await create(agent, baseUrl, token, nextId())) === 200) ok++;
+    }),
+  );
+  agent.destroy();
+  return ok / PHASE_SECONDS;
+}
+
 async function main(): Promise<void> {
   ensureTestBuild();
   const postgres = postgresql && !process.env.TEST_POSTGRES_URL ? await startPrivatePostgres() : undefined;
@@ -55,26 +107,23 @@ async function main(): Promise<void> {
   const admin = api(server.baseUrl, server.adminToken);
   let nextId = 1n;
   try {
-    // 1. Throughput, A/B/A/B.
-    const throughput: Record<'without' | 'with', number[]> = { without: [], with: [] };
+    // 1. Throughput: (baseline,) without an endpoint, with one; ROUNDS times.
+    const baseline = BASELINE_DIR ? await startBaseline(BASELINE_DIR) : undefined;
+    const throughput: Record<'baseline' | 'without' | 'with', number[]> = { baseline: [], without: [], with: [] };
+    const id = () => nextId++;
     let endpointId: number | undefined;
-    for (const phase of ['without', 'with', 'without', 'with'] as const) {
-      if (phase === 'with') endpointId = (await registerEndpoint(admin, receiver.url, ['plant.created'])).id;
-      else if (endpointId !== undefined) {
+    try {
+      for (let round = 1; round <= ROUNDS; round++) {
+        if (baseline) throughput.baseline.push(await createRate(baseline.baseUrl, baseline.token, id));
+        throughput.without.push(await createRate(server.baseUrl, server.adminToken, id));
+        endpointId = (await registerEndpoint(admin, receiver.url, ['plant.created'])).id;
+        throughput.with.push(await createRate(server.baseUrl, server.adminToken, id));
         await admin.delete(`/api/webhooks/endpoints/${endpointId}`);
         endpointId = undefined;
+        console.log(`[perf] round ${round}: creates/s ${baseline ? `baseline ${throughput.baseline.at(-1)!.toFixed(0)}, ` : ''}without an endpoint ${throughput.without.at(-1)!.toFixed(0)}, with one ${throughput.with.at(-1)!.toFixed(0)}`);
       }
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-      let ok = 0;
-      const stopAt = Date.now() + PHASE_SECONDS * 1000;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (Date.now() < stopAt) if ((await create(agent, server.baseUrl, server.adminToken, nextId++)) === 200) ok++;
-        }),
-      );
-      agent.destroy();
-      throughput[phase].push(ok / PHASE_SECONDS);
-      console.log(`[perf] creates ${phase} an endpoint: ${(ok / PHASE_SECONDS).toFixed(0)}/s`);
+    } finally {
+      await baseline?.stop();
     }
     // Let the worker catch up with the backlog of the "with" phases before the latency run.
     const backlogStart = Date.now();
@@ -112,8 +161,11 @@ async function main(): Promise<void> {
     createMs.sort((a, b) => a - b);
     const summary = {
       engine: postgresql ? 'postgresql' : 'sqlite',
-      createsPerSecondWithoutEndpoint: throughput.without.map((value) => Math.round(value)),
-      createsPerSecondWithEndpoint: throughput.with.map((value) => Math.round(value)),
+      createsPerSecond: Object.fromEntries(
+        Object.entries(throughput)
+          .filter(([, values]) => values.length > 0)
+          .map(([name, values]) => [name, { median: Math.round(median(values)), runs: values.map((value) => Math.round(value)) }]),
+      ),
       rateRun: { targetPerSecond: 100, achievedPerSecond: Math.round(achieved), events: latencies.length },
       deliveryLatencyMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies.at(-1) },
       createLatencyMs: { p50: Math.round(percentile(createMs, 0.5) * 10) / 10, p99: Math.round(percentile(createMs, 0.99) * 10) / 10 },
