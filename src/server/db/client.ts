@@ -29,9 +29,9 @@ const BUSY_TIMEOUT_MS = 10_000;
 const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * Creates and deletes are transactions (the webhook outbox is written with them). Prisma gives a
- * transaction 2 s to start by default, which 100 parallel creates on a pool of 10 connections exceed: a
- * transaction waits for a connection (or, on SQLite, its turn) as long as a single statement would.
+ * Prisma gives a transaction 2 s to start by default; under load (100 parallel writes on a pool of 10
+ * connections) that is exceeded, and the request fails. A transaction (the webhook worker's, an endpoint's
+ * creation) waits for a connection, or on SQLite for its turn, as long as a single statement would.
  */
 const transactionOptions = { maxWait: Math.max(POSTGRES_CONNECT_TIMEOUT_MS, BUSY_TIMEOUT_MS), timeout: 10_000 };
 
@@ -196,9 +196,4 @@ export const databaseReady: Promise<void> = (
 /** True when the error is the database refusing a second row with the same unique key. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2002';
-}
-
-/** True when the row an update or delete needed does not exist (or the access rule hid it). */
-export function isRecordNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2025';
 }

@@ -1,8 +1,8 @@
 import 'server-only';
 
 import { can, type Actor } from '@/server/auth/permissions';
-import { db, isRecordNotFound, isUniqueViolation } from '@/server/db/client';
-import { eventsQueued, queueEvent } from '@/server/webhooks/outbox';
+import { db, isUniqueViolation } from '@/server/db/client';
+import { changeCommitted } from '@/server/webhooks/outbox';
 import { AppError } from '@/shared/errors';
 
 import type { NewPlant, Plant } from '@/shared/plants';
@@ -21,15 +21,12 @@ function toPlant(row: { id: bigint; name: string; tag: string | null }): Plant {
 
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
   try {
-    // The webhook event is written in the same transaction as the plant (the outbox).
-    const [row, queued] = await db.$transaction([
-      db.plant.create({
-        data: { id: plant.id, name: plant.name, tag: plant.tag ?? null, ownerId: actor.userId },
-        select: plantColumns,
-      }),
-      queueEvent(db, 'plant.created', toPlant({ id: plant.id, name: plant.name, tag: plant.tag ?? null })),
-    ]);
-    eventsQueued(queued);
+    const row = await db.plant.create({
+      data: { id: plant.id, name: plant.name, tag: plant.tag ?? null, ownerId: actor.userId },
+      select: plantColumns,
+    });
+    // The webhook event was written with the row, by the database (the outbox trigger); this wakes the sender.
+    changeCommitted();
     return toPlant(row);
   } catch (error) {
     // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
@@ -53,15 +50,7 @@ export async function listPlants(actor: Actor, { limit, after }: { limit: number
 }
 
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
-  try {
-    // One DELETE … RETURNING (the plant as it was, for the event), then the event: one transaction.
-    const queued = await db.$transaction(async (tx) => {
-      const row = await tx.plant.delete({ where: { id, ...accessibleBy(actor) }, select: plantColumns });
-      return queueEvent(tx, 'plant.deleted', toPlant(row));
-    });
-    eventsQueued(queued);
-  } catch (error) {
-    if (isRecordNotFound(error)) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
-    throw error;
-  }
+  const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
+  if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
+  changeCommitted();
 }

@@ -4,13 +4,13 @@ import { randomBytes } from 'node:crypto';
 
 import { stringify } from 'lossless-json';
 
-import type { db } from '@/server/db/client';
-import type { WebhookEventType } from '@/shared/webhooks';
 
 /**
  * The outbox: an event becomes rows of WebhookDelivery (one per endpoint that wants it) in the same
  * transaction as the change it reports, so an acknowledged change always has its event, even across a
- * crash, and a rolled-back change has none. The delivery worker sends the rows afterwards.
+ * crash, and a rolled-back change has none. For plants the database writes them: triggers on "Plant"
+ * (the migrations named webhook_outbox_triggers, one per engine), which keep a create one statement, as cheap as it was
+ * when no endpoint exists. The delivery worker sends the rows afterwards.
  */
 /** Sent to one endpoint on request ("send test event"); nobody subscribes to it. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -20,36 +20,36 @@ export function newEventId(): string {
   return `msg_${randomBytes(18).toString('base64url')}`;
 }
 
-/** `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly. */
+/** `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly: what the triggers write too. */
 export function eventPayload(type: string, data: unknown, at: Date): string {
   return stringify({ type, timestamp: at.toISOString(), data })!;
 }
 
-type RawClient = Pick<typeof db, '$executeRaw'>;
+let endpointsMayExist = true;
 
 /**
- * The one statement that queues an event for every enabled endpoint subscribed to its type. Run it with
- * the transaction's client (`tx`, or inside `db.$transaction([...])`); it resolves to the number of
- * deliveries queued. With no endpoint it writes nothing. One SQL text for both engines (the casts let
- * PostgreSQL type the parameters of the SELECT list).
+ * What this process knows of enabled endpoints, kept by its worker (each poll) and by endpoint changes made
+ * here. It only decides whether a commit wakes the worker at once; a stale answer costs latency (the next
+ * poll sends), never an event: the rows are written by the database either way.
  */
-export function queueEvent(client: RawClient, type: WebhookEventType, data: unknown) {
-  const now = Date.now();
-  const payload = eventPayload(type, data, new Date(now));
-  return client.$executeRaw`INSERT INTO "WebhookDelivery" ("endpointId", "eventId", "type", "payload", "createdAtMs", "nextAttemptAtMs")
-    SELECT "id", CAST(${newEventId()} AS TEXT), CAST(${type} AS TEXT), CAST(${payload} AS TEXT), CAST(${now} AS BIGINT), CAST(${now} AS BIGINT)
-    FROM "WebhookEndpoint" WHERE "enabled" = TRUE AND "events" LIKE ${`%,${type},%`}`;
+export function setEndpointsMayExist(value: boolean): void {
+  endpointsMayExist = value;
 }
 
 const listeners = new Set<() => void>();
 
 /** The worker of this process listens here, so a commit is sent at once instead of at the next poll. */
-export function onEventsQueued(listener: () => void): () => void {
+export function onDeliveriesQueued(listener: () => void): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
 }
 
-/** Call after the transaction that queued `count` deliveries has committed. */
-export function eventsQueued(count: number): void {
-  if (count > 0) for (const listener of listeners) listener();
+/** Call after rows were queued by this process: a test event, a retry, an endpoint enabled again. */
+export function deliveriesQueued(): void {
+  for (const listener of listeners) listener();
+}
+
+/** Call after a create or delete committed: its event may have been queued (by the outbox trigger). */
+export function changeCommitted(): void {
+  if (endpointsMayExist) deliveriesQueued();
 }

@@ -132,7 +132,7 @@ describe('the outbox', () => {
     // One event id per event, shared by the endpoints it goes to.
     expect(rows[1]!.eventId).toBe(rows[2]!.eventId);
     expect(rows[0]!.eventId).not.toBe(rows[1]!.eventId);
-    expect(rows[0]!.eventId).toMatch(/^msg_[A-Za-z0-9_-]{24}$/);
+    expect(rows[0]!.eventId).toMatch(/^msg_[0-9a-f]{32}$/);
   });
 
   it('writes nothing for a create or delete that fails, and nothing when no endpoint exists', async () => {

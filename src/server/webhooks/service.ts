@@ -5,7 +5,7 @@ import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@/shared/webhooks';
 
-import { eventPayload, eventsQueued, newEventId, TEST_EVENT_TYPE } from './outbox';
+import { deliveriesQueued, eventPayload, newEventId, setEndpointsMayExist, TEST_EVENT_TYPE } from './outbox';
 import { decryptSecret, encryptSecret, newSigningSecret } from './secrets';
 import { checkWebhookTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
 
@@ -124,6 +124,7 @@ export async function createEndpoint(input: NewEndpoint, options: { lookup?: Loo
     });
     return tx.webhookEndpoint.update({ where: { id: created.id }, data: { secret: encryptSecret(secret, key, created.id) }, select: endpointColumns });
   });
+  if (row.enabled) setEndpointsMayExist(true);
   return { ...toEndpoint(row, { pending: 0, failed: 0 }), secret };
 }
 
@@ -145,7 +146,10 @@ export async function updateEndpoint(change: EndpointChange, options: { lookup?:
     },
   });
   if (count === 0) throw noEndpoint(change.id);
-  if (change.enabled) eventsQueued(1);
+  if (change.enabled) {
+    setEndpointsMayExist(true);
+    deliveriesQueued();
+  }
   return getEndpoint(change.id);
 }
 
@@ -256,7 +260,7 @@ export async function sendTestEvent(id: number): Promise<WebhookDelivery> {
       },
       select: deliveryColumns,
     });
-    eventsQueued(1);
+    deliveriesQueued();
     return toDelivery(row);
   } catch (error) {
     // The endpoint does not exist (the foreign key refuses the row).
@@ -287,7 +291,7 @@ export async function listDeliveries(input: { id: number; limit: number; before?
 export async function retryDelivery(id: number): Promise<WebhookDelivery> {
   const { count } = await db.webhookDelivery.updateMany({ where: { id }, data: { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) } });
   if (count === 0) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
-  eventsQueued(1);
+  deliveriesQueued();
   const row = await db.webhookDelivery.findUnique({ where: { id }, select: deliveryColumns });
   if (!row) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
   return toDelivery(row);

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
 
-import { onEventsQueued } from './outbox';
+import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
 import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook } from './send';
 import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
 import { signingSecrets, sweepOldDeliveries } from './service';
@@ -332,15 +332,23 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     return retry;
   }
 
-  const unsubscribe = onEventsQueued(wake);
-  const poll = setInterval(wake, options.pollMs);
+  const unsubscribe = onDeliveriesQueued(wake);
+  /** Also learns whether any endpoint is enabled, so commits wake this worker only when one is. */
+  const look = () => {
+    db.webhookEndpoint.count({ where: { enabled: true } }).then(
+      (enabled) => setEndpointsMayExist(enabled > 0),
+      () => setEndpointsMayExist(true),
+    );
+    wake();
+  };
+  const poll = setInterval(look, options.pollMs);
   poll.unref();
   const sweep = () =>
     void sweepOldDeliveries().catch((error: unknown) => log.error({ err: error }, 'webhook worker: sweeping old deliveries failed'));
   const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
   sweeper.unref();
   sweep();
-  wake();
+  look();
 
   return {
     wake,
