@@ -4,14 +4,14 @@ import { randomBytes } from 'node:crypto';
 
 import { stringify } from 'lossless-json';
 
-
-/**
+/*
  * The outbox: an event becomes rows of WebhookDelivery (one per endpoint that wants it) in the same
  * transaction as the change it reports, so an acknowledged change always has its event, even across a
  * crash, and a rolled-back change has none. For plants the database writes them: triggers on "Plant"
- * (the migrations named webhook_outbox_triggers, one per engine), which keep a create one statement, as cheap as it was
- * when no endpoint exists. The delivery worker sends the rows afterwards.
+ * (the migrations named webhook_outbox_triggers, one per engine), which keep a create one statement, as
+ * cheap as it was when no endpoint exists. The delivery worker sends the rows afterwards.
  */
+
 /** Sent to one endpoint on request ("send test event"); nobody subscribes to it. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
