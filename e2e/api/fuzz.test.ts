@@ -735,7 +735,10 @@ async function runProperty<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns:
 
 describe('generated from the OpenAPI document', () => {
   it('has the operations and the NewPlant body the generators are built on', () => {
-    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    // The plant operations; the webhook administration beside them has its own tests (webhooks.test.ts).
+    const operations = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/plants'))
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'PATCH /plants/{id}', 'POST /plants']);
     const schema = inlineRefs(document, document.paths['/plants']!.post!.requestBody!.content['application/json']!.schema) as {
       properties: Record<string, { type: string; format?: string; maxLength?: number }>;

@@ -61,14 +61,25 @@ describe('GET /api/openapi.json', () => {
     expect(doc.info.version).toBe('1.1.0');
   });
 
-  it('has the three operations of the contract and PATCH (1.1.0) at /api/plants and /api/plants/{id}', () => {
+  it('has the three operations of the contract and PATCH (1.1.0) at /api/plants and /api/plants/{id}, and only webhook administration beside them', () => {
     const base = (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
     const found = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item as Json)
         .filter((key) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(key))
         .map((method) => `${method.toUpperCase()} ${base}${path}`),
     );
-    expect(found.sort()).toEqual(['DELETE /api/plants/{id}', 'GET /api/plants', 'PATCH /api/plants/{id}', 'POST /api/plants']);
+    expect(found.filter((operation) => !operation.includes('/api/webhooks/')).sort()).toEqual(['DELETE /api/plants/{id}', 'GET /api/plants', 'PATCH /api/plants/{id}', 'POST /api/plants']);
+    expect(found.filter((operation) => operation.includes('/api/webhooks/')).sort()).toEqual([
+      'DELETE /api/webhooks/endpoints/{id}',
+      'GET /api/webhooks/endpoints',
+      'GET /api/webhooks/endpoints/{id}',
+      'GET /api/webhooks/endpoints/{id}/deliveries',
+      'PATCH /api/webhooks/endpoints/{id}',
+      'POST /api/webhooks/deliveries/{id}/retry',
+      'POST /api/webhooks/endpoints',
+      'POST /api/webhooks/endpoints/{id}/rotate-secret',
+      'POST /api/webhooks/endpoints/{id}/test',
+    ]);
   });
 });
 

@@ -44,6 +44,28 @@ const origin = z.string().refine(
   { message: 'is a comma-separated list of origins such as https://app.example.com (scheme, host and port; no path), or *' },
 );
 
+const flag = (meaning: string) =>
+  z
+    .enum(['', '0', '1'], { message: `is 1 (${meaning}) or 0` })
+    .default('')
+    .transform((value) => value === '1');
+
+/** 32 random bytes, as 64 hex digits or base64 (`openssl rand -base64 32`); never echoed in a message. */
+const secretKey = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value, context) => {
+    if (value === undefined) return null;
+    const bytes = /^[0-9a-f]{64}$/i.test(value) ? Buffer.from(value, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? Buffer.from(value, 'base64') : null;
+    if (bytes?.length === 32) return bytes;
+    context.addIssue({ code: 'custom', message: 'is 32 random bytes written as 64 hex digits or as base64 (e.g. from `openssl rand -base64 32`)' });
+    return z.NEVER;
+  });
+
+/** Variables whose value a start-up message must never repeat. */
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'WEBHOOKS_SECRET_KEY']);
+
 const environmentSchema = z.object({
   PORT: wholeNumber(3000, { max: 65535 }),
   HOSTNAME_TO_BIND: z.string().trim().min(1).default('0.0.0.0'),
@@ -106,6 +128,13 @@ const environmentSchema = z.object({
     .pipe(z.enum(['full', 'normal'], { message: 'is full or normal' })),
   MAX_CONNECTIONS: wholeNumber(10_000, { min: 1, max: 1_000_000 }),
   MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(256, { min: 1, max: 1_000_000 }),
+  WEBHOOKS_SECRET_KEY: secretKey,
+  WEBHOOKS_ALLOW_HTTP: flag('webhook URLs may be http:// to a loopback address'),
+  WEBHOOKS_ALLOW_PRIVATE: flag('webhook URLs may reach private, loopback and link-local addresses'),
+  WEBHOOKS_RETRY_BASE_MS: wholeNumber(30_000, { min: 1, max: 3_600_000 }),
+  WEBHOOKS_POLL_MS: wholeNumber(5_000, { min: 10, max: 600_000 }),
+  WEBHOOKS_LEASE_MS: wholeNumber(30_000, { min: 300, max: 3_600_000 }),
+  WEBHOOKS_CONCURRENCY: wholeNumber(8, { min: 1, max: 256 }),
 });
 
 export type Config = z.output<typeof environmentSchema>;
@@ -124,7 +153,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0]);
-    const shown = name === 'DATABASE_URL' ? '' : `="${String(environment[name]).slice(0, 100)}"`;
+    const shown = SECRET_VARIABLES.has(name) ? '' : `="${String(environment[name]).slice(0, 100)}"`;
     return `  ${name}${shown}: ${name} ${issue.message}`;
   });
   throw new ConfigError(`the environment is not valid:\n${lines.join('\n')}`);

@@ -51,7 +51,14 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }] = await Promise.all([import('./http/front'), import('./http/server'), import('./trpc/app-router')]);
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { webhookCounts }, { startIdempotencySweep }] = await Promise.all([
+    import('./http/front'),
+    import('./http/server'),
+    import('./trpc/app-router'),
+    import('./webhooks/worker'),
+    import('./webhooks/service'),
+    import('./idempotency/store'),
+  ]);
   const pages = dev
     ? await (await import('./http/pages-dev')).startDevPages(projectRoot)
     : (await import('./http/pages')).loadStaticPages(path.join(path.dirname(fileURLToPath(import.meta.url)), 'pages'), logger);
@@ -61,6 +68,7 @@ async function main(): Promise<void> {
     log: logger,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
+      return { webhooks: await webhookCounts() };
     },
     pages,
   });
@@ -72,10 +80,25 @@ async function main(): Promise<void> {
     log: logger,
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
+  const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
+  // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
+  const webhooks = settings.WEBHOOKS_SECRET_KEY
+    ? startWebhookWorker({
+        key: settings.WEBHOOKS_SECRET_KEY,
+        policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE },
+        retryBaseMs: settings.WEBHOOKS_RETRY_BASE_MS,
+        pollMs: settings.WEBHOOKS_POLL_MS,
+        leaseMs: settings.WEBHOOKS_LEASE_MS,
+        concurrency: settings.WEBHOOKS_CONCURRENCY,
+        log: logger,
+      })
+    : null;
+  if (!webhooks) logger.info({}, 'webhooks are off: WEBHOOKS_SECRET_KEY is not set');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, async () => {
-      console.log(`${signal}: finishing the requests in flight, then stopping`);
-      await server.close();
+      console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
+      sweep.stop();
+      await Promise.all([server.close(), webhooks?.stop()]);
       await db.$disconnect();
       process.exit(0);
     });

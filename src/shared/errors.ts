@@ -23,6 +23,16 @@ export const errorCatalog = {
     meaning: 'The request is not valid HTTP, or its Host header is not a host name.',
   },
   batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch has more calls than the server takes at once (10).' },
+  idempotencyKeyInvalid: {
+    value: 40012,
+    status: 400,
+    meaning: 'The Idempotency-Key header is not 1 to 255 printable ASCII characters, or is sent twice.',
+  },
+  webhookUrlNotAllowed: {
+    value: 40013,
+    status: 400,
+    meaning: 'The webhook URL is not allowed: not https, or its host is (or resolves to) a private, loopback or link-local address.',
+  },
   lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
   // 40012–40019 are left to the integrations work (Idempotency-Key, webhooks) so the two lines of work never pick the same value.
   emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold name, tag, or both.' },
@@ -33,11 +43,23 @@ export const errorCatalog = {
   routeNotFound: { value: 40400, status: 404, meaning: 'No such path under /api.' },
   plantNotFound: { value: 40401, status: 404, meaning: 'No plant with this id that the caller has access to.' },
   tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page only).' },
+  webhookEndpointNotFound: { value: 40403, status: 404, meaning: 'No webhook endpoint with this id.' },
+  webhookDeliveryNotFound: { value: 40404, status: 404, meaning: 'No webhook delivery with this id.' },
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
   bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
   bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
   unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  idempotencyKeyInFlight: {
+    value: 40900,
+    status: 409,
+    meaning: 'A request with this Idempotency-Key is still being carried out; retry later.',
+  },
   expectationFailed: { value: 41700, status: 417, meaning: 'The request has an Expect header other than 100-continue.' },
+  idempotencyKeyReused: {
+    value: 42200,
+    status: 422,
+    meaning: 'This Idempotency-Key was already used with a different request body.',
+  },
   tooManyRequests: {
     value: 42900,
     status: 429,
@@ -46,6 +68,11 @@ export const errorCatalog = {
   headersTooLarge: { value: 43100, status: 431, meaning: 'The request headers are larger than 16 KiB.' },
   internal: { value: 50000, status: 500, meaning: 'The server failed; the request id in its log tells what.' },
   unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (health check).' },
+  webhooksNotConfigured: {
+    value: 50301,
+    status: 503,
+    meaning: 'Webhooks are off on this server: WEBHOOKS_SECRET_KEY is not set.',
+  },
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;
 
 export type ErrorKind = keyof typeof errorCatalog;

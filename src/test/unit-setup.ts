@@ -9,3 +9,7 @@ import { applyMigrations } from '@/server/db/migrate';
 const directory = mkdtempSync(path.join(tmpdir(), 'plant-store-unit-'));
 process.env.DATABASE_URL = `file:${path.join(directory, 'unit.db')}`;
 await applyMigrations({ databaseUrl: process.env.DATABASE_URL, log: () => {} });
+
+// Webhooks on, with a fixed test key; URLs must be public https unless a test says otherwise (the worker
+// tests hand their policy to the worker directly).
+process.env.WEBHOOKS_SECRET_KEY ??= Buffer.alloc(32, 7).toString('base64');

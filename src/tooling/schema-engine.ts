@@ -87,6 +87,11 @@ function migrationAdapter(databaseUrl: string, opened: { dispose: () => Promise<
       adapterName: factory.adapterName,
       connect: async () => {
         const connection = readCatalogCharAsText(await factory.connect());
+        // The adapter's executeScript splits on every ';', also inside a function's dollar-quoted body (the
+        // webhook outbox trigger); pg's simple query protocol runs a whole script, as the native engine does.
+        connection.executeScript = async (script) => {
+          await connection.underlyingDriver().query(script);
+        };
         opened.push(connection);
         return connection;
       },
@@ -104,6 +109,9 @@ function migrationAdapter(databaseUrl: string, opened: { dispose: () => Promise<
           await disposeShadow();
           await server.underlyingDriver().query(`DROP DATABASE IF EXISTS "${shadowName}" WITH (FORCE)`);
           await server.dispose();
+        };
+        shadow.executeScript = async (script) => {
+          await shadow.underlyingDriver().query(script);
         };
         const executeStatement = shadow.executeRaw.bind(shadow);
         shadow.executeRaw = async (query) => {

@@ -5,7 +5,7 @@ import type { Role } from '@/generated/prisma/enums';
  * new role is one line here.
  */
 const permissionsByRole = {
-  admin: ['plants:own', 'plants:any', 'tokens:manage'],
+  admin: ['plants:own', 'plants:any', 'tokens:manage', 'webhooks:manage'],
   member: ['plants:own'],
 } as const satisfies Record<Role, readonly string[]>;
 

@@ -29,6 +29,13 @@ const BUSY_TIMEOUT_MS = 10_000;
 const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
+ * Prisma gives a transaction 2 s to start by default; under load (100 parallel writes on a pool of 10
+ * connections) that is exceeded, and the request fails. A transaction (the webhook worker's, an endpoint's
+ * creation) waits for a connection, or on SQLite for its turn, as long as a single statement would.
+ */
+const transactionOptions = { maxWait: Math.max(POSTGRES_CONNECT_TIMEOUT_MS, BUSY_TIMEOUT_MS), timeout: 10_000 };
+
+/**
  * Named statements are parsed and planned once per connection instead of on every call. The name is the
  * statement's hash, so the same SQL always finds its prepared copy.
  */
@@ -72,6 +79,77 @@ function prepareEachStatementOnce(database: Database): void {
   }) as unknown as Database['prepare'];
 }
 
+type Release = () => void;
+
+/** A first-come, first-served lock: whoever holds it hands it straight to the next in line. */
+function fifoLock() {
+  let held = false;
+  const waiting: ((release: Release) => void)[] = [];
+  const release: Release = () => {
+    const next = waiting.shift();
+    if (next) next(release);
+    else held = false;
+  };
+  return {
+    get held() {
+      return held;
+    },
+    acquire(): Promise<Release> {
+      if (!held) {
+        held = true;
+        return Promise.resolve(release);
+      }
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+  };
+}
+
+type SqliteConnection = {
+  queryRaw: (query: unknown) => Promise<unknown>;
+  executeRaw: (query: unknown) => Promise<unknown>;
+  executeScript: (script: string) => Promise<void>;
+  startTransaction: (isolationLevel?: unknown) => Promise<{ commit: () => Promise<void>; rollback: () => Promise<void> }>;
+};
+
+/**
+ * Prisma's SQLite adapter runs every statement on one connection, and only its transactions wait for each
+ * other. A statement from another request that came while a transaction was open (between its BEGIN and
+ * COMMIT, while it awaited) would run inside that transaction: it would see its uncommitted rows, and its
+ * own write would be undone by that transaction's ROLLBACK (a create refused as a duplicate id rolls back).
+ * Here a statement outside a transaction waits until none is open, and transactions take turns with them.
+ * better-sqlite3 runs each statement synchronously, so a statement that finds the lock free runs at once.
+ */
+function isolateTransactions(connection: SqliteConnection): void {
+  const lock = fifoLock();
+  for (const method of ['queryRaw', 'executeRaw', 'executeScript'] as const) {
+    const run = (connection[method] as (argument: unknown) => Promise<unknown>).bind(connection);
+    (connection as Record<string, unknown>)[method] = async (argument: unknown) => {
+      if (!lock.held) return run(argument);
+      const release = await lock.acquire();
+      try {
+        return await run(argument);
+      } finally {
+        release();
+      }
+    };
+  }
+  const startTransaction = connection.startTransaction.bind(connection);
+  connection.startTransaction = async (isolationLevel) => {
+    const release = await lock.acquire();
+    try {
+      const transaction = await startTransaction(isolationLevel);
+      for (const end of ['commit', 'rollback'] as const) {
+        const finish = transaction[end].bind(transaction);
+        transaction[end] = () => finish().finally(release);
+      }
+      return transaction;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
+}
+
 function createPrismaClient() {
   if (engine === 'postgresql') {
     const { connectionString, schema } = postgresConnection(databaseUrl);
@@ -81,7 +159,7 @@ function createPrismaClient() {
     );
     // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
     // APIs match; the SQLite client's type stands for both.
-    return new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
+    return new PostgresPrismaClient({ adapter, transactionOptions }) as unknown as PrismaClient;
   }
   // The journal mode (WAL) is set on the file by the migration runner and persists with it.
   const adapter = new PrismaBetterSqlite3({ url: databaseUrl, timeout: BUSY_TIMEOUT_MS });
@@ -89,9 +167,10 @@ function createPrismaClient() {
   adapter.connect = async () => {
     const connection = await connect();
     prepareEachStatementOnce((connection as unknown as { client: Database }).client);
+    isolateTransactions(connection as unknown as SqliteConnection);
     return connection;
   };
-  return new PrismaClient({ adapter });
+  return new PrismaClient({ adapter, transactionOptions });
 }
 
 export const db: PrismaClient = createPrismaClient();

@@ -16,13 +16,12 @@ import { applyMigrations, databaseFilePath } from './migrate';
 const committedMigrationsDir = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
 const initMigration = fs.readdirSync(committedMigrationsDir).find((name) => name.endsWith('_init'));
 if (!initMigration) throw new Error(`no *_init migration in ${committedMigrationsDir}`);
-const initScriptPath = path.join(committedMigrationsDir, initMigration, 'migration.sql');
-/** Every committed migration, in the order the runner applies them (the init migration first). */
-const allMigrations = fs
-  .readdirSync(committedMigrationsDir, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => entry.name)
+/** Every committed migration, in the order the runner applies them. */
+const committedMigrations = fs
+  .readdirSync(committedMigrationsDir)
+  .filter((name) => fs.existsSync(path.join(committedMigrationsDir, name, 'migration.sql')))
   .sort();
+const checksumOf = (name: string) => createHash('sha256').update(fs.readFileSync(path.join(committedMigrationsDir, name, 'migration.sql'))).digest('hex');
 
 // What the engine writes for `role Role @default(admin)`: SQLite cannot alter a default, so Prisma redefines the
 // table that ApiToken (ON DELETE CASCADE) and Plant (RESTRICT) reference.
@@ -87,18 +86,18 @@ function addMigration(migrationsDir: string, name: string, script: string): void
 }
 
 describe('applyMigrations', () => {
-  it('applies the init migration to a fresh file', async () => {
+  it('applies the committed migrations to a fresh file', async () => {
     const { applied } = await applyMigrations({ databaseUrl, log });
 
-    expect(applied).toEqual(allMigrations);
-    expect(logLines).toEqual(allMigrations.map((name) => `applied migration ${name}`));
+    expect(applied).toEqual(committedMigrations);
+    expect(logLines).toEqual(committedMigrations.map((name) => `applied migration ${name}`));
     const tables = withDatabase((db) =>
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(),
     );
     expect(tables).toEqual(expect.arrayContaining(['User', 'ApiToken', 'Plant', '_prisma_migrations']));
   });
 
-  it('records the migration in _prisma_migrations as Prisma does', async () => {
+  it('records the migrations in _prisma_migrations as Prisma does', async () => {
     await applyMigrations({ databaseUrl, log });
 
     const columns = withDatabase((db) => db.pragma('table_info(_prisma_migrations)')) as Array<{
@@ -115,18 +114,18 @@ describe('applyMigrations', () => {
       'started_at DATETIME',
       'applied_steps_count INTEGER UNSIGNED',
     ]);
-    expect(migrationRows().slice(0, 1)).toEqual([
-      {
+    expect(migrationRows()).toEqual(
+      committedMigrations.map((name) => ({
         id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
-        checksum: createHash('sha256').update(fs.readFileSync(initScriptPath)).digest('hex'),
+        checksum: checksumOf(name),
         finished_at: expect.any(Number),
-        migration_name: initMigration,
+        migration_name: name,
         logs: null,
         rolled_back_at: null,
         started_at: expect.any(Number),
         applied_steps_count: 1,
-      },
-    ]);
+      })),
+    );
   });
 
   it('applies nothing on a second run', async () => {
@@ -137,7 +136,7 @@ describe('applyMigrations', () => {
 
     expect(applied).toEqual([]);
     expect(logLines).toEqual(['database is up to date']);
-    expect(migrationRows()).toHaveLength(allMigrations.length);
+    expect(migrationRows()).toHaveLength(committedMigrations.length);
   });
 
   it('leaves the file in WAL mode', async () => {
@@ -188,7 +187,7 @@ describe('applyMigrations', () => {
     await expect(applyMigrations({ databaseUrl, migrationsDir, log })).rejects.toThrow(
       /Migration 29991231000000_add_rating failed: table "Plant" already exists/,
     );
-    expect(migrationRows()).toHaveLength(allMigrations.length);
+    expect(migrationRows()).toHaveLength(committedMigrations.length);
     const plantColumns = () =>
       withDatabase((db) => db.prepare("SELECT name FROM pragma_table_info('Plant')").pluck().all());
     expect(plantColumns()).not.toContain('rating');
@@ -244,16 +243,16 @@ describe('applyMigrations', () => {
   it('applies a migration once when two calls start together', async () => {
     const results = await Promise.all([applyMigrations({ databaseUrl, log }), applyMigrations({ databaseUrl, log })]);
 
-    expect(results.map((result) => result.applied).sort()).toEqual([[], allMigrations]);
-    expect(migrationRows()).toHaveLength(allMigrations.length);
+    expect(results.map((result) => result.applied).sort()).toEqual([[], committedMigrations]);
+    expect(migrationRows()).toHaveLength(committedMigrations.length);
   });
 
   it('applies a migration once when several processes start together', { timeout: 30_000 }, async () => {
     // All of them race for the fresh file at one instant.
     const appliedByProcess = await applyMigrationsInProcesses(databaseUrl, 4, 3_000);
 
-    expect(appliedByProcess.flat()).toEqual(allMigrations);
-    expect(migrationRows()).toHaveLength(allMigrations.length);
+    expect(appliedByProcess.flat()).toEqual(committedMigrations);
+    expect(migrationRows()).toHaveLength(committedMigrations.length);
   });
 
   it('gives a schema the generated Prisma client can use, int64 ids included', async () => {

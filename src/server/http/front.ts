@@ -23,8 +23,8 @@ export type FrontOptions = {
   config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'>;
   router: AnyTRPCRouter;
   log: Logger;
-  /** Resolves when the database answers; `GET /api/health` reports it. */
-  checkHealth: () => Promise<void>;
+  /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
+  checkHealth: () => Promise<Record<string, unknown> | void>;
   pages: PagesDoor;
 };
 
@@ -56,12 +56,12 @@ export function createFront(options: FrontOptions) {
     [
       `${API_BASE_PATH}/health`,
       async () => {
-        const reachable = await checkHealth().then(
-          () => true,
-          () => false,
+        const figures = await checkHealth().then(
+          (more) => more ?? {},
+          () => null,
         );
-        if (!reachable) throw refuse('unavailable', 'the database cannot be reached');
-        return jsonReply(200, JSON.stringify({ status: 'ok', database: 'ok' }));
+        if (!figures) throw refuse('unavailable', 'the database cannot be reached');
+        return jsonReply(200, JSON.stringify({ status: 'ok', database: 'ok', ...figures }));
       },
     ],
     [

@@ -16,6 +16,23 @@ import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server
 const tags = ['plants'];
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
 
+/** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x20-\x7e]+$/)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: the first request with a key is carried out and its answer kept for 24 hours; a retry with the same key and the same body (as JSON values: member order, white space and number spelling aside) gets that answer again and creates nothing. Keys belong to the token\'s user.',
+    }),
+});
+const replayedHeader = z.object({
+  'Idempotent-Replayed': z.literal('true').optional().meta({ description: 'Present when this is the kept answer of an earlier request with the same Idempotency-Key' }),
+});
+
 export const plantsRouter = createTRPCRouter({
   create: protectedProcedure
     .meta({
@@ -25,13 +42,17 @@ export const plantsRouter = createTRPCRouter({
         tags,
         operationId: 'createPlant',
         summary: 'Create a plant',
-        successDescription: 'The plant as stored',
+        successDescription: 'The plant as stored (or, with `Idempotent-Replayed: true`, the answer the first request with this Idempotency-Key got)',
+        requestHeaders: idempotencyHeader,
+        responseHeaders: replayedHeader,
         errorResponses: {
-          400: 'The body is not a valid NewPlant, or the id is taken',
+          400: 'The body is not a valid NewPlant, the id is taken, or the Idempotency-Key is malformed',
           ...unauthorized,
           408: 'The body stalled: nothing arrived for 10 seconds',
+          409: 'A request with this Idempotency-Key is still being carried out',
           413: 'The body is larger than 64 KiB',
           415: 'The body is not sent as application/json',
+          422: 'This Idempotency-Key was already used with a different body',
         },
       },
     })

@@ -3,6 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import { can, type Actor } from '@/server/auth/permissions';
 import { db, engine, isUniqueViolation } from '@/server/db/client';
+import { changeCommitted } from '@/server/webhooks/outbox';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPageInput, type PlantPatch, type PlantRow } from '@/shared/plants';
 
@@ -24,6 +25,8 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
       data: { id: plant.id, name: plant.name, nameFolded: foldForSearch(plant.name), tag: plant.tag ?? null, ownerId: actor.userId },
       select: plantColumns,
     });
+    // The webhook event was written with the row, by the database (the outbox trigger); this wakes the sender.
+    changeCommitted();
     return toPlant(row);
   } catch (error) {
     // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
@@ -166,6 +169,7 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
   const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
+  changeCommitted();
 }
 
 export type BulkDeleteResult = { id: bigint; deleted: true } | { id: bigint; deleted: false; message: string };
@@ -177,6 +181,7 @@ export async function deletePlants(actor: Actor, ids: bigint[]): Promise<BulkDel
     const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
     results.push(count === 1 ? { id, deleted: true } : { id, deleted: false, message: `no plant with id ${id}: it may have been deleted already` });
   }
+  if (results.some((result) => result.deleted)) changeCommitted();
   return results;
 }
 

@@ -54,6 +54,7 @@ const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE_CONTENT',
   429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 /** An AppError as tRPC raises errors, with the code whose HTTP status matches the error's own. */

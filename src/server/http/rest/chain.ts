@@ -11,6 +11,7 @@ import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
+import { answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
 import { readJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
@@ -32,8 +33,9 @@ function requireToken(auth: AuthState): void {
  * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
  * trpc-to-openapi leaves open, in the order a request meets them: the route (404), the method (405 with
  * `Allow`; OPTIONS answers it), the token (401, or 429 from the shared guard) before any body is read, the
- * content type (415), the body (413, 408, 400), the procedure, and the answer (exact int64, 204 for no
- * result, `Link` for the next page, `{error, message}` for every failure).
+ * content type (415), the body (413, 408, 400), the procedure (once per Idempotency-Key where the
+ * operation declares one), and the answer (exact int64, 204 for no result, `Link` for the next page,
+ * `{error, message}` for every failure).
  */
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, publicUrl, cors } = options;
@@ -55,6 +57,8 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
     const context = contextFor(auth, request.id);
+    // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
+    const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
     let body: Record<string, unknown> | undefined;
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
@@ -65,13 +69,17 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     context.exactRestInput = { ...body, ...pathValues };
-    const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
-    if (!outcome.ok) {
-      if (outcome.problem.kind === 'internal') throw outcome.error;
-      return problemReply(outcome.problem);
-    }
-    if (outcome.json === null) return jsonReply(204, null);
-    const { nextPageQuery } = context.responseHints;
-    return jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {});
+    const answer = async (): Promise<Reply> => {
+      const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
+      if (!outcome.ok) {
+        if (outcome.problem.kind === 'internal') throw outcome.error;
+        return problemReply(outcome.problem);
+      }
+      if (outcome.json === null) return jsonReply(204, null);
+      const { nextPageQuery } = context.responseHints;
+      return jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {});
+    };
+    if (idempotencyKey === undefined || auth.status !== 'signedIn') return answer();
+    return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);
   };
 }

@@ -20,12 +20,24 @@ describe('OpenAPI document', () => {
     expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.1.0' });
     expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'PlantPatch', 'Error']));
     expect(document.components!.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
-    expect(Object.keys(document.paths!)).toEqual(['/plants', '/plants/{id}']);
+    expect(Object.keys(document.paths!)).toEqual([
+      '/plants',
+      '/plants/{id}',
+      '/webhooks/endpoints',
+      '/webhooks/endpoints/{id}',
+      '/webhooks/endpoints/{id}/rotate-secret',
+      '/webhooks/endpoints/{id}/test',
+      '/webhooks/endpoints/{id}/deliveries',
+      '/webhooks/deliveries/{id}/retry',
+    ]);
   });
 
   it('documents every status each operation answers, failures as Error', () => {
     const expected = {
-      '/plants post': ['200', '400', '401', '408', '413', '415', '429', '500'],
+      '/plants post': ['200', '400', '401', '408', '409', '413', '415', '422', '429', '500'],
+      '/webhooks/endpoints post': ['200', '400', '401', '403', '429', '500', '503'],
+      '/webhooks/endpoints/{id} delete': ['204', '400', '401', '403', '404', '429', '500'],
+      '/webhooks/endpoints/{id}/deliveries get': ['200', '400', '401', '403', '404', '429', '500'],
       '/plants get': ['200', '400', '401', '429', '500'],
       '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
       '/plants/{id} patch': ['200', '400', '401', '404', '408', '413', '415', '429', '500'],
@@ -42,6 +54,27 @@ describe('OpenAPI document', () => {
     expect(operation('/plants', 'get').responses['200']!.headers).toHaveProperty('Link');
     expect(operation('/plants', 'post').responses['401']!.headers).toHaveProperty('WWW-Authenticate');
     expect(operation('/plants', 'get').responses['429']!.headers).toHaveProperty('Retry-After');
+    expect(operation('/plants', 'post').responses['409']!.headers).toHaveProperty('Retry-After');
+    expect(operation('/plants', 'post').responses['200']!.headers).toHaveProperty('Idempotent-Replayed');
+  });
+
+  it('declares Idempotency-Key on create only, as an optional header of 1 to 255 printable ASCII characters', () => {
+    const parameters = (document.paths as Record<string, Record<string, { parameters?: { in: string; name: string; required?: boolean; schema: unknown }[] }>>)['/plants']!;
+    expect(parameters.post!.parameters).toEqual([
+      expect.objectContaining({ in: 'header', name: 'Idempotency-Key', schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 255 }) }),
+    ]);
+    expect(parameters.post!.parameters![0]!.required).toBeFalsy();
+    expect(JSON.stringify(parameters.get!.parameters)).not.toContain('Idempotency-Key');
+  });
+
+  it('declares the webhook events (OpenAPI 3.1 webhooks) with the Standard Webhooks headers and the Plant as data', () => {
+    const webhooks = (document as unknown as { webhooks: Record<string, { post: { parameters: { name: string }[]; requestBody: { content: Record<string, { schema: unknown }> } } }> }).webhooks;
+    expect(Object.keys(webhooks)).toEqual(['plant.created', 'plant.deleted', 'webhook.test']);
+    expect(webhooks['plant.created']!.post.parameters.map((parameter) => parameter.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(webhooks['plant.created']!.post.requestBody.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/PlantCreatedEvent' });
+    const event = document.components!.schemas!.PlantCreatedEvent as { properties: Record<string, unknown>; required: string[] };
+    expect(event.required).toEqual(['type', 'timestamp', 'data']);
+    expect(event.properties.data).toEqual({ $ref: '#/components/schemas/Plant' });
   });
 
   it("describes each operation's failures in its own words and its query parameters exactly", () => {

@@ -126,6 +126,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
               },
             },
           }),
+          ...(status === '409' && {
+            headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+          }),
           ...(status === '429' && {
             headers: {
               'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
@@ -137,5 +140,67 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       }
     }
   }
-  return document;
+  Object.assign(schemas, webhookEventSchemas);
+  return Object.assign(document, { webhooks: webhookOperations() });
+}
+
+/**
+ * The events the server POSTs to registered endpoints (OpenAPI 3.1's `webhooks`): the Plant Store
+ * document's `newPlant`, as `plant.created`, and its counterpart `plant.deleted`, with the Standard
+ * Webhooks headers. `webhook.test` is what "send test event" sends.
+ */
+const eventEnvelope = (type: string, data: Json, description: string): Json => ({
+  type: 'object',
+  description,
+  required: ['type', 'timestamp', 'data'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', const: type },
+    timestamp: { type: 'string', format: 'date-time', description: 'When the change was committed' },
+    data,
+  },
+});
+
+const webhookEventSchemas: Record<string, SchemaObject> = {
+  PlantCreatedEvent: eventEnvelope('plant.created', { $ref: '#/components/schemas/Plant' }, 'A plant was created (the original document\'s newPlant).') as SchemaObject,
+  PlantDeletedEvent: eventEnvelope('plant.deleted', { $ref: '#/components/schemas/Plant' }, 'A plant was deleted; data is the plant as it was.') as SchemaObject,
+  WebhookTestEvent: eventEnvelope(
+    'webhook.test',
+    {
+      type: 'object',
+      required: ['endpointId', 'message'],
+      properties: { endpointId: { type: 'integer', format: 'int32' }, message: { type: 'string' } },
+    },
+    'Sent to one endpoint when an admin asks for a test.',
+  ) as SchemaObject,
+};
+
+function webhookOperations(): Json {
+  const header = (name: string, description: string) => ({ in: 'header', name, required: true, description, schema: { type: 'string' } });
+  const parameters = [
+    header('webhook-id', 'The event id (`msg_…`): the same for every endpoint and every attempt; drop repeats by it.'),
+    header('webhook-timestamp', 'Unix seconds at the attempt; reject messages more than 5 minutes off.'),
+    header(
+      'webhook-signature',
+      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret\'s bytes>`; during a day after a secret rotation, two signatures separated by a space.',
+    ),
+  ];
+  const operation = (component: string, summary: string) => ({
+    post: {
+      summary,
+      description:
+        'POSTed to every enabled endpoint subscribed to the event, at least once, in order per endpoint. A 2xx answer within 10 s is a delivery; anything else (redirects included) is retried with exponential backoff for at least 24 hours.',
+      parameters,
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${component}` } } } },
+      responses: {
+        '2XX': { description: 'Received: the delivery is done' },
+        default: { description: 'Not received: retried later' },
+      },
+    },
+  });
+  return {
+    'plant.created': operation('PlantCreatedEvent', 'A plant was created'),
+    'plant.deleted': operation('PlantDeletedEvent', 'A plant was deleted'),
+    'webhook.test': operation('WebhookTestEvent', 'A test event an admin asked for'),
+  };
 }

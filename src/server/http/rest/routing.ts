@@ -14,6 +14,8 @@ export type RestRoute = {
   protect: boolean;
   /** The input's fields that are not path parameters: the query a GET or DELETE takes. */
   queryParameters: string[];
+  /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
+  requestHeaders: string[];
 };
 
 export type RouteMatch =
@@ -60,6 +62,7 @@ export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
       pathParameters,
       protect: openapi.protect ?? true,
       queryParameters: inputFields.filter((field) => !pathParameters.includes(field)),
+      requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
     };
     const compiled = byTemplate.get(template) ?? { segments, routes: new Map() };
     compiled.routes.set(route.method, route);

@@ -1,0 +1,197 @@
+/**
+ * Idempotency-Key on POST /api/plants (CONTRACT.md, "Additions"): a retry with the same key and body is
+ * answered as the first request was and creates nothing; another body is a 422, a key in flight a 409,
+ * a malformed key a 400. Keys belong to a user, live in the database (so they hold across a restart)
+ * and last 24 hours. Runs on both engines.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { type ApiResponse, rawRequest } from '../support/http-client';
+import { startServer } from '../support/server-process';
+
+// A burst large enough for the 50 parallel retries below.
+const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+const nextId = idSource(80_000n);
+let keyNumber = 0;
+const newKey = () => `key-${Date.now()}-${++keyNumber}`;
+
+const create = (body: string, key: string | undefined, token = server.adminToken) =>
+  server.client(token).post('/api/plants', body, key === undefined ? {} : { headers: { 'Idempotency-Key': key } });
+
+const replayed = (response: ApiResponse) => response.headers.get('idempotent-replayed');
+
+async function countPlants(id: bigint): Promise<number> {
+  const rows = await server.database.query<{ count: bigint }>('SELECT COUNT(*) AS count FROM "Plant" WHERE "id" = ?', [id]);
+  return Number(rows[0]!.count);
+}
+
+describe('Idempotency-Key on create', () => {
+  it('replays the first answer to a retry with the same body, marked Idempotent-Replayed, and creates once', async () => {
+    const id = nextId();
+    const key = newKey();
+    const first = await create(plantBody(id, 'Monstera', 'tropical'), key);
+    expectStatus(first, 200);
+    expect(replayed(first)).toBeNull();
+    for (let retry = 0; retry < 3; retry++) {
+      const again = await create(plantBody(id, 'Monstera', 'tropical'), key);
+      expectStatus(again, 200);
+      expect(replayed(again)).toBe('true');
+      expect(again.text).toBe(first.text);
+    }
+    expect(await countPlants(id)).toBe(1);
+    // Without the key, the same body is a new request, and the id is taken.
+    expectError(await create(plantBody(id, 'Monstera', 'tropical'), undefined), 400, 40006);
+  });
+
+  it('counts bodies that differ only in member order, white space or number spelling as the same', async () => {
+    const id = nextId();
+    const key = newKey();
+    expectStatus(await create(`{"id":${id},"name":"Fern","tag":"shade"}`, key), 200);
+    for (const variant of [
+      `{ "tag" : "shade", "name" : "Fern", "id" : ${id} }`,
+      `{"id":${id}.0,"name":"\\u0046ern","tag":"shade"}`,
+      `{"id":${id}e0,"name":"Fern","tag":"shade"}`,
+    ]) {
+      const again = await create(variant, key);
+      expectStatus(again, 200);
+      expect(replayed(again), variant).toBe('true');
+    }
+    expect(await countPlants(id)).toBe(1);
+  });
+
+  it('answers 422 to the same key with a different body, and changes nothing', async () => {
+    const id = nextId();
+    const key = newKey();
+    expectStatus(await create(plantBody(id, 'Cactus'), key), 200);
+    for (const other of [plantBody(id, 'Cactus', 'desert'), plantBody(id, 'cactus'), plantBody(nextId(), 'Cactus'), `{"id":${id},"name":"Cactus","extra":1}`]) {
+      expectError(await create(other, key), 422, 42200, 'different body');
+    }
+    const listed = await server.admin.get(`/api/plants?after=${id - 1n}&limit=1`);
+    expect(listed.json).toEqual([{ id, name: 'Cactus' }]);
+  });
+
+  it('replays a refusal too: the answer kept is the one the first request got', async () => {
+    const key = newKey();
+    const first = await create('{"id": 1.5, "name": "x"}', key);
+    expectError(first, 400, 40003);
+    const again = await create('{"id": 1.5, "name": "x"}', key);
+    expectError(again, 400, 40003);
+    expect(replayed(again)).toBe('true');
+  });
+
+  it('keeps keys per user: the same key from two users is two keys', async () => {
+    const [alice, bob] = [await server.createToken('idem-alice'), await server.createToken('idem-bob')];
+    const key = newKey();
+    const [a, b] = [nextId(), nextId()];
+    expectStatus(await create(plantBody(a, 'Alice’s'), key, alice.token), 200);
+    const bobs = await create(plantBody(b, 'Bob’s'), key, bob.token);
+    expectStatus(bobs, 200);
+    expect(replayed(bobs)).toBeNull();
+    expect(bobs.json).toEqual({ id: b, name: 'Bob’s' });
+    // Alice's key does not reveal Bob's answer, nor Bob's hers.
+    expectError(await create(plantBody(b, 'Bob’s'), key, alice.token), 422, 42200);
+  });
+
+  it('refuses a malformed key with 400 before anything is created', async () => {
+    const id = nextId();
+    for (const key of ['x'.repeat(256), 'tab\there', 'caf\u00e9']) {
+      expectError(await create(plantBody(id, 'Never'), key), 400, 40012, 'Idempotency-Key');
+    }
+    expectStatus(await create(plantBody(nextId(), 'Longest key'), 'k'.repeat(255)), 200);
+    const twice = await rawRequest(server.baseUrl, {
+      method: 'POST',
+      path: '/api/plants',
+      headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': ['a', 'b'] as unknown as string },
+      chunks: [Buffer.from(plantBody(id, 'Never'))],
+    });
+    expectError(twice, 400, 40012, 'once');
+    const empty = await rawRequest(server.baseUrl, {
+      method: 'POST',
+      path: '/api/plants',
+      headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': '' },
+      chunks: [Buffer.from(plantBody(id, 'Never'))],
+    });
+    expectError(empty, 400, 40012);
+    expect(await countPlants(id)).toBe(0);
+  });
+
+  it('answers 50 parallel retries of one key with one create; every other answer is a replay or 409', async () => {
+    const id = nextId();
+    const key = newKey();
+    const body = plantBody(id, 'Raced', 'parallel');
+    // Each on a connection of its own (node:http without an agent), all sent at once.
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        rawRequest(server.baseUrl, {
+          method: 'POST',
+          path: '/api/plants',
+          headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+          chunks: [Buffer.from(body)],
+        }),
+      ),
+    );
+    const originals = answers.filter((answer) => answer.status === 200 && replayed(answer) === null);
+    const replays = answers.filter((answer) => answer.status === 200 && replayed(answer) === 'true');
+    const inFlight = answers.filter((answer) => answer.status === 409);
+    expect(originals, answers.map((answer) => answer.status).join(' ')).toHaveLength(1);
+    expect(replays.length + inFlight.length).toBe(49);
+    for (const answer of inFlight) {
+      expectError(answer, 409, 40900);
+      expect(answer.headers.get('retry-after')).toBe('1');
+    }
+    for (const answer of replays) expect(answer.text).toBe(originals[0]!.text);
+    expect(await countPlants(id)).toBe(1);
+    console.log(`[idempotency] 50 parallel requests with one key: 1 create, ${replays.length} replays, ${inFlight.length} × 409`);
+  });
+
+  it('answers 409 while the key is held, and takes over a key whose request died (its lease ran out)', async () => {
+    const id = nextId();
+    const key = newKey();
+    const [admin] = await server.database.query<{ id: bigint }>(`SELECT "id" FROM "User" WHERE "name" = 'admin'`);
+    const userId = admin!.id;
+    // A request in flight, as another instance holding the key would leave it.
+    const inAMinute = await server.database.dateTime(new Date(Date.now() + 60_000));
+    const expires = await server.database.dateTime(new Date(Date.now() + 86_400_000));
+    const { requestFingerprint } = await import('@/server/idempotency/fingerprint');
+    const fingerprint = requestFingerprint('POST /plants', { id, name: 'Held' });
+    await server.database.execute(
+      'INSERT INTO "IdempotencyKey" ("userId", "key", "fingerprint", "lockedUntil", "expiresAt") VALUES (?, ?, ?, ?, ?)',
+      [userId, key, fingerprint, inAMinute, expires],
+    );
+    expectError(await create(plantBody(id, 'Held'), key), 409, 40900, 'still being carried out');
+    expectError(await create(plantBody(id, 'Other'), key), 422, 42200);
+    // The holder died: once its lease is over, a retry carries the request out.
+    await server.database.execute('UPDATE "IdempotencyKey" SET "lockedUntil" = ? WHERE "key" = ?', [await server.database.dateTime(new Date(Date.now() - 1_000)), key]);
+    const taken = await create(plantBody(id, 'Held'), key);
+    expectStatus(taken, 200);
+    expect(replayed(taken)).toBeNull();
+    expect(replayed(await create(plantBody(id, 'Held'), key))).toBe('true');
+  });
+
+  it('forgets a key after 24 hours: the same request is carried out anew', async () => {
+    const id = nextId();
+    const key = newKey();
+    expectStatus(await create(plantBody(id, 'Aged'), key), 200);
+    await server.database.execute('UPDATE "IdempotencyKey" SET "expiresAt" = ? WHERE "key" = ?', [await server.database.dateTime(new Date(Date.now() - 1_000)), key]);
+    const again = await create(plantBody(id, 'Aged'), key);
+    expectError(again, 400, 40006);
+    expect(replayed(again)).toBeNull();
+  });
+
+  it('keeps keys in the database: another instance on it, or the same one restarted, replays them', async () => {
+    const id = nextId();
+    const key = newKey();
+    const first = await create(plantBody(id, 'Durable'), key);
+    expectStatus(first, 200);
+    const second = await startServer({ database: server.database, env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+    try {
+      const again = await server.client(server.adminToken).post(`${second.baseUrl}/api/plants`, plantBody(id, 'Durable'), { headers: { 'Idempotency-Key': key } });
+      expectStatus(again, 200);
+      expect(replayed(again)).toBe('true');
+      expect(again.text).toBe(first.text);
+    } finally {
+      await second.stop();
+    }
+  });
+});

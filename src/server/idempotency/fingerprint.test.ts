@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+
+import { parseExactJson } from '@/server/http/rest/exact-json';
+
+import { canonicalJson, requestFingerprint } from './fingerprint';
+
+/** As the REST chain reads a body: exact integers, then the fingerprint of the operation and that value. */
+const fingerprint = (text: string, operation = 'POST /plants') => requestFingerprint(operation, parseExactJson(text));
+
+describe('the same body', () => {
+  it('ignores white space, member order, string escapes and number spelling', () => {
+    const reference = fingerprint('{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[1,2],"a":null}}');
+    for (const same of [
+      '{ "tag":"shade" , "name":"Fern", "id":9007199254740993, "extra":{"a":null,"b":[1,2]} }',
+      '{"id":9007199254740993,"name":"\\u0046ern","tag":"sh\\u0061de","extra":{"b":[1.0,2e0],"a":null}}',
+      '{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[10e-1,0.2E1],"a":null}}',
+    ]) {
+      expect(fingerprint(same), same).toBe(reference);
+    }
+  });
+
+  it('tells apart every other difference', () => {
+    const reference = fingerprint('{"id":7,"name":"Fern"}');
+    for (const other of [
+      '{"id":8,"name":"Fern"}',
+      '{"id":7,"name":"fern"}',
+      '{"id":7,"name":"Fern "}',
+      '{"id":7,"name":"Fern","tag":"x"}',
+      '{"id":"7","name":"Fern"}',
+      '{"id":7,"name":["Fern"]}',
+      '{"id":7.5,"name":"Fern"}',
+      '{"id":7,"name":"Fe\\u0301rn"}',
+    ]) {
+      expect(fingerprint(other), other).not.toBe(reference);
+    }
+    expect(fingerprint('{"id":7,"name":"Fern"}', 'POST /other')).not.toBe(reference);
+  });
+
+  it('writes a canonical form that cannot be confused across types', () => {
+    expect(canonicalJson({ b: 1n, a: [true, null, 'x', 0.5, -0] })).toBe('{"a":[true,null,"x",0.5,0],"b":1}');
+    expect(canonicalJson({ a: '1' })).not.toBe(canonicalJson({ a: 1 }));
+    expect(canonicalJson({ a: Number.POSITIVE_INFINITY })).not.toBe(canonicalJson({ a: null }));
+    expect(canonicalJson({ 'a,"b"': 1 })).toBe('{"a,\\"b\\"":1}');
+  });
+});

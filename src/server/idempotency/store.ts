@@ -1,0 +1,108 @@
+import 'server-only';
+
+import { db, isUniqueViolation } from '@/server/db/client';
+
+/**
+ * Idempotency keys in the database, so a retry is recognised by any instance and after a restart. A key
+ * belongs to one user (the same key from two users is two keys) and lives 24 hours from its first use.
+ *
+ * The first request with a key inserts its row, "in flight" (no status yet); the primary key on
+ * (user, key) lets exactly one of any number of parallel requests do that, on either engine. The winner
+ * carries the request out and stores the answer; the others read the row: a different body is a mismatch
+ * (422), no answer yet is in flight (409), an answer is replayed. A request that dies in flight (a crash)
+ * holds its key only until `lockedUntil`; the next retry then takes it over and carries the request out
+ * again. (A create that had committed before the crash then answers 400 "id already exists": nothing is
+ * created twice, but that retry does not see the original 200.)
+ */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Longer than any create takes (the database waits at most 10 s for a lock or a connection). */
+export const IN_FLIGHT_LEASE_MS = 30_000;
+
+export type StoredAnswer = { status: number; body: string };
+
+export type Claim =
+  /** This request carries the operation out, then calls completeKey or releaseKey. */
+  | { kind: 'claimed' }
+  | { kind: 'replay'; answer: StoredAnswer }
+  | { kind: 'inFlight' }
+  | { kind: 'mismatch' };
+
+type KeyRef = { userId: number; key: string };
+
+export async function claimKey({ userId, key }: KeyRef, fingerprint: string, now = new Date()): Promise<Claim> {
+  const lockedUntil = new Date(now.getTime() + IN_FLIGHT_LEASE_MS);
+  // Each round either decides, or saw the row change under it (expired and removed, or taken over): a few
+  // rounds settle any race.
+  for (let round = 0; round < 4; round++) {
+    try {
+      await db.idempotencyKey.create({
+        data: { userId, key, fingerprint, lockedUntil, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
+        select: { userId: true },
+      });
+      return { kind: 'claimed' };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    const row = await db.idempotencyKey.findUnique({
+      where: { userId_key: { userId, key } },
+      select: { fingerprint: true, status: true, response: true, lockedUntil: true, expiresAt: true },
+    });
+    if (!row) continue;
+    if (row.expiresAt <= now) {
+      // Past its 24 hours: as if never used. Only that old row goes, not one a parallel request just made.
+      await db.idempotencyKey.deleteMany({ where: { userId, key, expiresAt: row.expiresAt } });
+      continue;
+    }
+    if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
+    if (row.status !== null) return { kind: 'replay', answer: { status: row.status, body: row.response ?? '' } };
+    if (row.lockedUntil > now) return { kind: 'inFlight' };
+    // The request that held the key died without answering: take it over, unless another retry just did.
+    const { count } = await db.idempotencyKey.updateMany({
+      where: { userId, key, status: null, lockedUntil: row.lockedUntil },
+      data: { lockedUntil },
+    });
+    if (count === 1) return { kind: 'claimed' };
+  }
+  return { kind: 'inFlight' };
+}
+
+/** Keeps the answer of the request that claimed the key, for the retries of the next 24 hours. */
+export async function completeKey({ userId, key }: KeyRef, answer: StoredAnswer): Promise<void> {
+  await db.idempotencyKey.updateMany({ where: { userId, key, status: null }, data: { status: answer.status, response: answer.body } });
+}
+
+/** Lets go of a claimed key without an answer (the server failed): the next retry carries the request out. */
+export async function releaseKey({ userId, key }: KeyRef): Promise<void> {
+  await db.idempotencyKey.deleteMany({ where: { userId, key, status: null } });
+}
+
+const SWEEP_BATCH = 500;
+
+/**
+ * Deletes keys past their 24 hours, a batch at a time, so SQLite's single writer is never held for long.
+ * Resolves to the number deleted. Expired keys are ignored by claimKey anyway; this only frees the space.
+ */
+export async function sweepExpiredKeys(now = new Date()): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    // The expiry of the batch's last row bounds the batch, using the index on expiresAt.
+    const last = await db.idempotencyKey.findFirst({
+      where: { expiresAt: { lt: now } },
+      orderBy: { expiresAt: 'asc' },
+      skip: SWEEP_BATCH - 1,
+      select: { expiresAt: true },
+    });
+    const { count } = await db.idempotencyKey.deleteMany({ where: { expiresAt: last ? { lte: last.expiresAt } : { lt: now } } });
+    deleted += count;
+    if (!last || count === 0) return deleted;
+  }
+}
+
+/** Sweeps now and then every `intervalMs` until stopped; each instance may run one (deletes are idempotent). */
+export function startIdempotencySweep(options: { intervalMs?: number; onError: (error: unknown) => void }): { stop: () => void } {
+  const sweep = () => void sweepExpiredKeys().catch(options.onError);
+  const timer = setInterval(sweep, options.intervalMs ?? 10 * 60 * 1000);
+  timer.unref();
+  sweep();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,144 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+
+import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
+
+/** A 2xx within this time is a delivery (CONTRACT.md). DNS, connecting, TLS and the answer all count. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** What is kept of a receiver's answer; the rest is never read. */
+export const RESPONSE_LIMIT_BYTES = 4 * 1024;
+const USER_AGENT = 'PlantStore-Webhooks/1.1';
+
+export type AttemptResult = {
+  ok: boolean;
+  /** The receiver's HTTP status; null when no answer came. */
+  status: number | null;
+  /** What went wrong, for the delivery log; null on success. Never the URL, the payload or a secret. */
+  error: string | null;
+  /** At most 4 KiB of the answer's body, as text. */
+  response: string | null;
+  /** True when the attempt was cut short by a shutdown: it counts as not made. */
+  aborted: boolean;
+};
+
+const failure = (error: string, status: number | null = null, response: string | null = null): AttemptResult => ({
+  ok: false,
+  status,
+  error,
+  response,
+  aborted: false,
+});
+
+function describeNetworkError(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return 'the connection was refused';
+    case 'ECONNRESET':
+      return 'the connection was reset';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'the host cannot be reached';
+    case 'HPE_HEADER_OVERFLOW':
+      return 'the answer’s headers are too large';
+    default:
+      if (error.code?.startsWith('ERR_TLS') || error.code?.includes('CERT') || error.code === 'EPROTO') return `TLS failed (${error.code})`;
+      return error.code?.startsWith('HPE_') ? 'the answer is not valid HTTP' : `the request failed (${error.code ?? 'network error'})`;
+  }
+}
+
+/** Connects to the checked address whatever the name resolves to by now: no second resolution to rebind. */
+function pinnedLookup(target: CheckedTarget): LookupFunction {
+  return (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all) (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+}
+
+/**
+ * One attempt: the SSRF check against what the host resolves to now, then a POST to the checked address.
+ * Redirects are not followed (a 3xx is a failure). The answer's body is read up to 4 KiB; a 2xx status
+ * that arrived in time counts even if its body is still trickling when the time is up.
+ */
+export async function sendWebhook(options: {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  policy: TargetPolicy;
+  lookup?: Lookup;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}): Promise<AttemptResult> {
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  let target: CheckedTarget;
+  try {
+    target = await checkWebhookTarget(options.url, options.policy, { lookup: options.lookup, timeoutMs });
+  } catch (error) {
+    if (error instanceof TargetRefused) return failure(`refused before sending: ${error.message}`);
+    throw error;
+  }
+  if (options.signal?.aborted) return { ...failure('cut short by a shutdown'), aborted: true };
+  const { url } = target;
+  const body = Buffer.from(options.body, 'utf8');
+  const client = url.protocol === 'https:' ? https : http;
+
+  return new Promise<AttemptResult>((resolve) => {
+    let settled = false;
+    let status: number | null = null;
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    const text = () => (status === null ? null : Buffer.concat(chunks).toString('utf8'));
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      request.destroy();
+      resolve(result);
+    };
+    const answered = () => {
+      const ok = status !== null && status >= 200 && status < 300;
+      const error = ok ? null : status !== null && status >= 300 && status < 400 ? `answered ${status}: redirects are not followed` : `answered ${status}`;
+      finish({ ok, status, error, response: text(), aborted: false });
+    };
+    const onAbort = () => finish({ ...failure('cut short by a shutdown'), aborted: true });
+    const timer = setTimeout(
+      () => (status === null ? finish(failure(`no answer within ${timeoutMs / 1000} s`)) : answered()),
+      Math.max(0, deadline - Date.now()),
+    );
+
+    const request = client.request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+        port: url.port || undefined,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        agent: false,
+        lookup: pinnedLookup(target),
+        headers: {
+          ...options.headers,
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          'user-agent': USER_AGENT,
+        },
+      },
+      (response) => {
+        status = response.statusCode ?? 0;
+        response.on('data', (chunk: Buffer) => {
+          const room = RESPONSE_LIMIT_BYTES - kept;
+          chunks.push(chunk.subarray(0, room));
+          kept += Math.min(room, chunk.length);
+          if (kept >= RESPONSE_LIMIT_BYTES) answered();
+        });
+        response.on('end', answered);
+        response.on('error', answered);
+        response.on('close', answered);
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) => (status === null ? finish(failure(describeNetworkError(error))) : answered()));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    request.end(body);
+  });
+}

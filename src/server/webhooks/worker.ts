@@ -1,0 +1,371 @@
+import 'server-only';
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
+import { db } from '@/server/db/client';
+import type { Logger } from '@/server/log';
+
+import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
+import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook } from './send';
+import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
+import { signingSecrets, sweepOldDeliveries } from './service';
+import { webhookHeaders } from './signing';
+import type { Lookup, TargetPolicy } from './ssrf';
+
+/**
+ * The delivery worker: one per server process, sending the outbox's rows.
+ *
+ * - **One sender per endpoint, in order.** An instance sends to an endpoint only while it holds the
+ *   endpoint's lease (leaseOwner, leaseUntilMs), taken with a conditional UPDATE that one instance wins on
+ *   either engine, and renewed every third of WEBHOOKS_LEASE_MS while it sends. It sends that endpoint's
+ *   waiting deliveries one at a time, oldest first; a delivery waiting for a retry holds back the newer
+ *   ones (order kept per endpoint). Two instances on one database never send one event at the same time;
+ *   if an instance dies, its lease runs out and another (or the restarted one) carries on from the first
+ *   delivery not marked sent: at least once overall.
+ * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for the next
+ *   retry it knows of; otherwise it looks every WEBHOOKS_POLL_MS (5 s) for what other instances queued.
+ * - **Shutdown.** stop() takes no new work, lets attempts in flight finish (each ends within 10 s), cuts
+ *   the rest short without counting them, and gives the leases back.
+ */
+export type WorkerOptions = {
+  key: Buffer;
+  policy: TargetPolicy;
+  retryBaseMs: number;
+  pollMs: number;
+  leaseMs: number;
+  concurrency: number;
+  log: Logger;
+  lookup?: Lookup;
+  timeoutMs?: number;
+};
+
+export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
+
+/** Deliveries read per query while draining one endpoint. */
+const BATCH = 20;
+/** Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. */
+const TURN = 200;
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const ERROR_BACKOFF_MS = 1_000;
+/** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
+const LINGER_MS = 250;
+
+type LeasedEndpoint = {
+  id: number;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntilMs: bigint | null;
+  failingSinceMs: bigint | null;
+  leaseOwner: string | null;
+};
+
+type PendingDelivery = { id: number; eventId: string; type: string; payload: string; attempts: number; createdAtMs: bigint; nextAttemptAtMs: bigint };
+
+export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
+  const { log, leaseMs } = options;
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const shutdown = new AbortController();
+  const draining = new Map<number, Promise<void>>();
+  let stopping = false;
+  let ticking = false;
+  let tickAgain = false;
+  let dueTimer: NodeJS.Timeout | undefined;
+  let dueAt = Infinity;
+
+  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lt: BigInt(now) } }] });
+
+  /** Wakes the worker at `at` (Unix ms), unless it is to wake earlier already. */
+  function wakeAt(at: number): void {
+    if (stopping || at >= dueAt) return;
+    clearTimeout(dueTimer);
+    dueAt = at;
+    dueTimer = setTimeout(
+      () => {
+        dueAt = Infinity;
+        wake();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    dueTimer.unref();
+  }
+
+  let wakeWaiters: (() => void)[] = [];
+
+  function wake(): void {
+    const waiters = wakeWaiters;
+    wakeWaiters = [];
+    for (const resolve of waiters) resolve();
+    void tick();
+  }
+
+  /** Resolves at the next wake, or after `ms`. */
+  function nextWake(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      wakeWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Leases endpoints that have a delivery due, up to the free senders, and starts draining each. */
+  async function tick(): Promise<void> {
+    if (stopping) return;
+    if (ticking) {
+      tickAgain = true;
+      return;
+    }
+    ticking = true;
+    try {
+      do {
+        tickAgain = false;
+        const free = options.concurrency - draining.size;
+        if (free <= 0) break;
+        const now = Date.now();
+        const candidates = await db.webhookEndpoint.findMany({
+          where: {
+            enabled: true,
+            id: { notIn: [...draining.keys()] },
+            ...leaseFree(now),
+            deliveries: { some: { status: 'pending', nextAttemptAtMs: { lte: BigInt(now) } } },
+          },
+          // The endpoint served longest ago first.
+          orderBy: { leaseUntilMs: { sort: 'asc', nulls: 'first' } },
+          take: free,
+          select: { id: true },
+        });
+        for (const { id } of candidates) {
+          if (stopping) break;
+          const { count } = await db.webhookEndpoint.updateMany({
+            where: { id, enabled: true, ...leaseFree(now) },
+            data: { leaseOwner: owner, leaseUntilMs: BigInt(now + leaseMs) },
+          });
+          if (count === 1) startDraining(id);
+        }
+      } while (tickAgain && !stopping);
+    } catch (error) {
+      log.error({ err: error }, 'webhook worker: looking for work failed');
+      wakeAt(Date.now() + ERROR_BACKOFF_MS);
+    } finally {
+      ticking = false;
+    }
+  }
+
+  function startDraining(endpointId: number): void {
+    const run = drain(endpointId)
+      .catch((error: unknown) => {
+        log.error({ err: error, endpointId }, 'webhook worker: delivering failed');
+        wakeAt(Date.now() + ERROR_BACKOFF_MS);
+      })
+      .finally(() => {
+        draining.delete(endpointId);
+        // Whatever was queued while this endpoint was leased is picked up now, by this instance or another.
+        if (!stopping) wake();
+      });
+    draining.set(endpointId, run);
+  }
+
+  async function drain(endpointId: number): Promise<void> {
+    let leaseLost = false;
+    const renew = async () => {
+      const { count } = await db.webhookEndpoint.updateMany({
+        where: { id: endpointId, leaseOwner: owner },
+        data: { leaseUntilMs: BigInt(Date.now() + leaseMs) },
+      });
+      if (count === 0) leaseLost = true;
+    };
+    const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
+    heartbeat.unref();
+    try {
+      let sent = 0;
+      let lingered = false;
+      while (!stopping && !leaseLost && sent < TURN) {
+        const endpoint: LeasedEndpoint | null = await db.webhookEndpoint.findUnique({
+          where: { id: endpointId },
+          select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
+        });
+        if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
+        const batch: PendingDelivery[] = await db.webhookDelivery.findMany({
+          where: { endpointId, status: 'pending' },
+          orderBy: { id: 'asc' },
+          take: BATCH,
+          select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
+        });
+        if (batch.length === 0) {
+          // Under a steady stream the next event is a moment away: wait for it with the lease held,
+          // instead of giving the lease back and taking it again for every event.
+          if (lingered) return;
+          lingered = true;
+          await nextWake(LINGER_MS);
+          continue;
+        }
+        lingered = false;
+        // Sent one after another, oldest first, up to the first failure; written down together (one commit
+        // for the lot). A crash before that write sends them again: at least once.
+        const attempted: [PendingDelivery, AttemptResult][] = [];
+        let notDue: PendingDelivery | undefined;
+        for (const delivery of batch) {
+          if (stopping || leaseLost) break;
+          if (Number(delivery.nextAttemptAtMs) > Date.now()) {
+            notDue = delivery;
+            break;
+          }
+          const result = await attempt(endpoint, delivery);
+          if (result.aborted) break;
+          attempted.push([delivery, result]);
+          if (!result.ok) break;
+        }
+        const waitsUntil = await record(endpoint, attempted);
+        sent += attempted.length;
+        const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
+        if (head) {
+          await holdBackNewer(endpointId, head);
+          return;
+        }
+        if (attempted.length < batch.length) return;
+      }
+    } finally {
+      clearInterval(heartbeat);
+      // Back in line: expired at once, and ordered as served just now.
+      await db.webhookEndpoint
+        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs: BigInt(Date.now()) } })
+        .catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
+    }
+  }
+
+  /**
+   * The oldest waiting delivery is not due yet: the newer ones wait with it, so they are not picked up
+   * before it (order per endpoint), and the worker wakes when it is due.
+   */
+  async function holdBackNewer(endpointId: number, head: { id: number; nextAttemptAtMs: bigint }): Promise<void> {
+    await db.webhookDelivery.updateMany({
+      where: { endpointId, status: 'pending', id: { gt: head.id }, nextAttemptAtMs: { lt: head.nextAttemptAtMs } },
+      data: { nextAttemptAtMs: head.nextAttemptAtMs },
+    });
+    wakeAt(Number(head.nextAttemptAtMs));
+  }
+
+  async function attempt(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<AttemptResult> {
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(endpoint, options.key);
+    } catch (error) {
+      return { ok: false, status: null, error: (error as Error).message, response: null, aborted: false };
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    return sendWebhook({
+      url: endpoint.url,
+      body: delivery.payload,
+      headers: webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload),
+      policy: options.policy,
+      lookup: options.lookup,
+      timeoutMs,
+      signal: shutdown.signal,
+    });
+  }
+
+  /**
+   * Writes the attempts down in one transaction. Only the last can have failed; resolves to the delivery
+   * that now waits for a retry (and when), or null.
+   */
+  async function record(endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]): Promise<{ id: number; nextAttemptAtMs: bigint } | null> {
+    if (attempted.length === 0) return null;
+    const now = Date.now();
+    const writes = attempted.map(([delivery, result]) => {
+      const last = { attempts: delivery.attempts + 1, lastAttemptAtMs: BigInt(now), lastStatus: result.status, lastError: result.error, lastResponse: result.response };
+      return { delivery, result, last };
+    });
+    const [failed] = writes.filter(({ result }) => !result.ok);
+    let retry: { id: number; nextAttemptAtMs: bigint } | null = null;
+    let giveUp = false;
+    let disable = false;
+    const endpointChange: { failingSinceMs?: bigint | null; enabled?: boolean; disabledReason?: string } = {};
+    if (failed) {
+      giveUp = now - Number(failed.delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
+      if (!giveUp) retry = { id: failed.delivery.id, nextAttemptAtMs: BigInt(now + retryDelayMs(failed.last.attempts, options.retryBaseMs)) };
+      if (endpoint.failingSinceMs === null) endpointChange.failingSinceMs = BigInt(now);
+      else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
+        disable = true;
+        endpointChange.enabled = false;
+        endpointChange.disabledReason = `disabled by the server: every attempt since ${new Date(Number(endpoint.failingSinceMs)).toISOString()} failed`;
+      }
+    } else if (endpoint.failingSinceMs !== null) {
+      endpointChange.failingSinceMs = null;
+    }
+    await db.$transaction([
+      ...writes.map(({ delivery, result, last }) =>
+        db.webhookDelivery.updateMany({
+          where: { id: delivery.id },
+          data: result.ok
+            ? { ...last, status: 'delivered', deliveredAtMs: BigInt(now) }
+            : { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+        }),
+      ),
+      ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
+    ]);
+    if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
+    if (failed) {
+      const { delivery, result, last } = failed;
+      log.warn(
+        {
+          endpointId: endpoint.id,
+          deliveryId: delivery.id,
+          type: delivery.type,
+          attempt: last.attempts,
+          status: result.status,
+          error: result.error,
+          ...(giveUp ? { gaveUp: true } : { retryInMs: Number(retry!.nextAttemptAtMs) - now }),
+        },
+        'webhook delivery failed',
+      );
+    }
+    if (disable) {
+      endpoint.enabled = false;
+      log.warn({ endpointId: endpoint.id, failingSince: new Date(Number(endpoint.failingSinceMs)).toISOString() }, 'webhook endpoint disabled: failing for too long');
+    }
+    return retry;
+  }
+
+  const unsubscribe = onDeliveriesQueued(wake);
+  /** Also learns whether any endpoint is enabled, so commits wake this worker only when one is. */
+  const look = () => {
+    db.webhookEndpoint.count({ where: { enabled: true } }).then(
+      (enabled) => setEndpointsMayExist(enabled > 0),
+      () => setEndpointsMayExist(true),
+    );
+    wake();
+  };
+  const poll = setInterval(look, options.pollMs);
+  poll.unref();
+  const sweep = () =>
+    void sweepOldDeliveries().catch((error: unknown) => log.error({ err: error }, 'webhook worker: sweeping old deliveries failed'));
+  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  sweep();
+  look();
+
+  return {
+    wake,
+    async stop() {
+      stopping = true;
+      unsubscribe();
+      clearInterval(poll);
+      clearInterval(sweeper);
+      clearTimeout(dueTimer);
+      wake();
+      const inFlight = Promise.all(draining.values());
+      // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
+      const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeoutMs + 1_000).unref());
+      if ((await Promise.race([inFlight.then(() => 'done' as const), grace])) === 'late') {
+        shutdown.abort();
+        await inFlight;
+      }
+    },
+  };
+}
