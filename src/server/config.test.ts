@@ -29,6 +29,13 @@ describe('the environment', () => {
       SQLITE_SYNCHRONOUS: 'full',
       MAX_CONNECTIONS: 10_000,
       MAX_CONNECTIONS_PER_ADDRESS: 256,
+      WEBHOOKS_SECRET_KEY: null,
+      WEBHOOKS_ALLOW_HTTP: false,
+      WEBHOOKS_ALLOW_PRIVATE: false,
+      WEBHOOKS_RETRY_BASE_MS: 30_000,
+      WEBHOOKS_POLL_MS: 5_000,
+      WEBHOOKS_LEASE_MS: 30_000,
+      WEBHOOKS_CONCURRENCY: 8,
     });
   });
 
