@@ -94,6 +94,18 @@ async function selectRows(actor: Actor, filters: PlantFilters, extra: Prisma.Sql
     LIMIT ${limit}`;
 }
 
+type RawPlant = { id: bigint | number | string; name: string; tag: string | null };
+
+/** The REST list's rows: the plant's own columns only, no join (the list is the API's hottest read). */
+async function selectPlants(actor: Actor, filters: PlantFilters, after: bigint | undefined, limit: number): Promise<RawPlant[]> {
+  if (filters.q !== undefined) await ensureNamesFolded();
+  return db.$queryRaw<RawPlant[]>`
+    SELECT p.id, p.name, p.tag FROM "Plant" p
+    ${whereClause(actor, filters, after === undefined ? [] : [Prisma.sql`p.id > ${after}`])}
+    ORDER BY p.id ASC
+    LIMIT ${limit}`;
+}
+
 async function countRows(actor: Actor, filters: PlantFilters, extra: Prisma.Sql[] = []): Promise<number> {
   if (filters.q !== undefined) await ensureNamesFolded();
   const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM "Plant" p ${whereClause(actor, filters, extra)}`;
@@ -104,7 +116,7 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
 
 /** Keyset paging by id, with the filters: a deep page costs what the first one does. */
 export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
-  const rows = await selectRows(actor, filters, after === undefined ? [] : [Prisma.sql`p.id > ${after}`], 'ASC', limit + 1);
+  const rows = await selectPlants(actor, filters, after, limit + 1);
   const plants = rows.slice(0, limit).map((row) => toPlant({ id: BigInt(row.id), name: row.name, tag: row.tag }));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null };
 }
