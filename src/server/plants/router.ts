@@ -9,9 +9,10 @@ import {
   patchPlantInput,
   plantIdParam,
   plantPageInput,
-  plantSchema,
 } from '@/shared/plants';
 import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+
+import { plantAnswer } from './answer';
 
 const tags = ['plants'];
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
@@ -57,7 +58,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(newPlantSchema)
-    .output(plantSchema)
+    .output(plantAnswer)
     .mutation(({ ctx, input }) => createPlant(ctx.actor, input)),
 
   list: protectedProcedure
@@ -76,7 +77,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(listPlantsInput)
-    .output(z.array(plantSchema))
+    .output(z.array(plantAnswer))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
@@ -108,7 +109,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(patchPlantInput)
-    .output(plantSchema)
+    .output(plantAnswer)
     .mutation(({ ctx, input }) => updatePlant(ctx.actor, input.id, { name: input.name, tag: input.tag })),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */

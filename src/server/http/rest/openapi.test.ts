@@ -99,6 +99,23 @@ describe('OpenAPI document', () => {
     expect(JSON.stringify(document)).not.toMatch(/tokens|"me"|suggestId|deleteMany|owners|plants\.page/);
   });
 
+  it('documents the Plant an answer carries with the same rules as the fields a client sends', () => {
+    // Answers are checked for their shape only (src/server/plants/answer.ts); the document must not lose the rules.
+    expect(document.components!.schemas!.Plant).toEqual({
+      type: 'object',
+      properties: {
+        id: { description: 'Identification number of the plant', example: 7, type: 'integer', format: 'int64' },
+        name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^\\P{Cc}*$', description: 'The name of the plant', example: 'Monstera deliciosa' },
+        tag: { type: 'string', minLength: 1, maxLength: 100, pattern: '^\\P{Cc}*$', description: 'Tag that specifies the type', example: 'tropical' },
+      },
+      required: ['id', 'name'],
+      additionalProperties: false,
+      description: 'A plant. `tag` is left out when the plant has none.',
+    });
+    const list = operation('/plants', 'get') as unknown as { responses: { 200: { content: { 'application/json': { schema: unknown } } } } };
+    expect(list.responses[200].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Plant' } });
+  });
+
   it('adds PATCH (a merge patch of PlantPatch) and the list filters, and leaves the three operations as they were', () => {
     const patch = operation('/plants/{id}', 'patch') as unknown as { requestBody: { content: Record<string, { schema: unknown }> } };
     expect(Object.keys(patch.requestBody.content)).toEqual(['application/merge-patch+json', 'application/json']);
