@@ -1,5 +1,5 @@
 /**
- * The figures issue 13 asks for, measured on the production build (`npx tsx e2e/perf/webhooks.ts`;
+ * The figures issue 13 asks for, measured on the production build (`npm run bench:webhooks`;
  * with TEST_DATABASE=postgresql on a private PostgreSQL server; about a minute each):
  *
  * 1. Create throughput without and with one webhook endpoint registered: 16 keep-alive connections
@@ -19,11 +19,11 @@ import path from 'node:path';
 
 import { startReceiver } from '@/test/webhook-receiver';
 
-import { childEnv, ensureTestBuild } from '../support/build';
-import { startPrivatePostgres } from '../support/postgres';
-import { api } from '../support/http-client';
-import { startServer } from '../support/server-process';
-import { registerEndpoint, webhookEnv } from '../api/helpers/webhooks';
+import { childEnv, ensureTestBuild } from '../e2e/support/build';
+import { startPrivatePostgres } from '../e2e/support/postgres';
+import { api } from '../e2e/support/http-client';
+import { startServer } from '../e2e/support/server-process';
+import { registerEndpoint, webhookEnv } from '../e2e/api/helpers/webhooks';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';
 const PHASE_SECONDS = Number(process.env.PHASE_SECONDS ?? 6);
@@ -55,8 +55,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** Another commit's built server on a fresh database; resolves to its URL, admin token and a stop. */
 async function startBaseline(dir: string): Promise<{ baseUrl: string; token: string; stop: () => Promise<void> }> {
-  const { createTestDatabase } = await import('../support/database');
-  const { freePort } = await import('../support/processes');
+  const { createTestDatabase } = await import('../e2e/support/database');
+  const { freePort } = await import('../e2e/support/processes');
   const database = await createTestDatabase();
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(dir, '.test-build', 'server.mjs')], {
