@@ -71,6 +71,27 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
     }
   });
 
+  it('leaves nothing of prisma/schema.prisma out: the committed migrations build exactly the model (no drift)', async () => {
+    // What `npm run db:new-migration` asks the engine; a branch merge that kept both sides' migrations but
+    // lost a change of the model, or the other way round, fails here.
+    const database = await emptyDatabase();
+    const { schemaPath } = engineLayouts[testEngine];
+    const { engine, close } = await startSchemaEngine(database.url);
+    try {
+      const { exitCode, stdout } = await engine.diff({
+        from: { tag: 'migrations', ...committedMigrations(database.url) },
+        to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
+        script: true,
+        exitCode: true,
+        filters: noFilters,
+      });
+      expect(stdout?.trim() ?? '', 'the SQL a new migration would need').toMatch(/^(-- This is an empty migration\.)?$/);
+      expect(exitCode).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
   it("continues a history Prisma's engine wrote, and keeps the same bookkeeping table", async () => {
     const byPrisma = await emptyDatabase();
     const { engine, close } = await startSchemaEngine(byPrisma.url);
