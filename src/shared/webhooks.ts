@@ -119,6 +119,11 @@ export const webhookDeliverySchema = z
     endpointId: z.int(),
     eventId: z.string().meta({ description: 'The webhook-id header: the same for every attempt' }),
     type: z.string(),
+    plantId: z
+      .bigint()
+      .meta({ override: { type: 'integer', format: 'int64' } })
+      .nullable()
+      .meta({ description: 'The id of the plant a plant.created or plant.deleted event is about, exact; null for webhook.test' }),
     status: z.enum(DELIVERY_STATUSES),
     attempts: z.int(),
     createdAt: isoTime,

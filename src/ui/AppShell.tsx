@@ -3,7 +3,7 @@
 // First: it configures zod for the page's CSP before any schema is built.
 import './zod-browser';
 
-import { KeyRound, LogOut, Sprout } from 'lucide-react';
+import { KeyRound, LogOut, Sprout, Webhook } from 'lucide-react';
 import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import type { ReactNode } from 'react';
@@ -30,6 +30,7 @@ export function AppShell({ children }: { children: ReactNode }) {
 const NAV = [
   { href: '/plants', label: 'Plants', icon: Sprout, adminOnly: false },
   { href: '/tokens', label: 'API tokens', icon: KeyRound, adminOnly: true },
+  { href: '/webhooks', label: 'Webhooks', icon: Webhook, adminOnly: true },
 ] as const;
 
 function Logo() {

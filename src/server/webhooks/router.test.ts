@@ -176,7 +176,7 @@ describe('the delivery log', () => {
     const rest = await admin.caller.webhooks.deliveries({ id: endpoint.id, limit: 10, before: all[3]!.id });
     expect(rest.map((delivery) => delivery.id)).toEqual([all[2]!.id, all[1]!.id, all[0]!.id]);
     expect(admin.context.responseHints.nextPageQuery).toBeUndefined();
-    expect(rest[0]).toMatchObject({ type: 'plant.created', status: 'pending', attempts: 0, nextAttemptAt: expect.any(String), deliveredAt: null });
+    expect(rest[0]).toMatchObject({ type: 'plant.created', plantId: 7203n, status: 'pending', attempts: 0, nextAttemptAt: expect.any(String), deliveredAt: null });
 
     const failed = await admin.caller.webhooks.deliveries({ id: endpoint.id, status: 'failed' });
     expect(failed).toEqual([expect.objectContaining({ id: all[0]!.id, status: 'failed', nextAttemptAt: null, lastResponse: '<script>alert(1)</script>' })]);
@@ -187,7 +187,12 @@ describe('the delivery log', () => {
     expect(Date.parse(retried.nextAttemptAt!)).toBeLessThanOrEqual(Date.now());
 
     const test = await admin.caller.webhooks.sendTest({ id: endpoint.id });
-    expect(test).toMatchObject({ endpointId: endpoint.id, type: 'webhook.test', status: 'pending' });
+    expect(test).toMatchObject({ endpointId: endpoint.id, type: 'webhook.test', plantId: null, status: 'pending' });
+
+    // The plant id is read from the body exactly, past what a double holds.
+    await admin.caller.plants.create({ id: 9223372036854775807n, name: 'largest' });
+    await admin.caller.plants.delete({ id: 9223372036854775807n });
+    expect((await admin.caller.webhooks.deliveries({ id: endpoint.id, limit: 1 }))[0]).toMatchObject({ type: 'plant.created', plantId: 9223372036854775807n });
     expect(await failureOf(admin.caller.webhooks.sendTest({ id: endpoint.id + 1000 }))).toMatchObject({ kind: 'webhookEndpointNotFound' });
     expect(await failureOf(admin.caller.webhooks.retry({ id: 999_999 }))).toMatchObject({ code: 'NOT_FOUND', kind: 'webhookDeliveryNotFound' });
     expect(await failureOf(admin.caller.webhooks.deliveries({ id: endpoint.id + 1000 }))).toMatchObject({ kind: 'webhookEndpointNotFound' });

@@ -1,5 +1,7 @@
 import 'server-only';
 
+import { isInteger, parse } from 'lossless-json';
+
 import { config } from '@/server/config';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
@@ -200,6 +202,7 @@ const deliveryColumns = {
   endpointId: true,
   eventId: true,
   type: true,
+  payload: true,
   status: true,
   attempts: true,
   createdAtMs: true,
@@ -216,6 +219,7 @@ type DeliveryRow = {
   endpointId: number;
   eventId: string;
   type: string;
+  payload: string;
   status: string;
   attempts: number;
   createdAtMs: bigint;
@@ -227,12 +231,27 @@ type DeliveryRow = {
   deliveredAtMs: bigint | null;
 };
 
+/**
+ * The plant a plant.* event is about, read exactly from the body that was (or will be) sent: the delivery
+ * log names it, and an int64 must not pass through a double on the way.
+ */
+function plantIdOf(type: string, payload: string): bigint | null {
+  if (!type.startsWith('plant.')) return null;
+  try {
+    const body = parse(payload, null, (token) => (isInteger(token) ? BigInt(token) : Number(token))) as { data?: { id?: unknown } };
+    return typeof body.data?.id === 'bigint' ? body.data.id : null;
+  } catch {
+    return null;
+  }
+}
+
 function toDelivery(row: DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     endpointId: row.endpointId,
     eventId: row.eventId,
     type: row.type,
+    plantId: plantIdOf(row.type, row.payload),
     status: row.status as WebhookDelivery['status'],
     attempts: row.attempts,
     createdAt: iso(row.createdAtMs)!,

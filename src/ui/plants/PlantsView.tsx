@@ -10,6 +10,7 @@ import { PAGE_SIZES, type Plant, type PlantRow } from '@/shared/plants';
 import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from '../ConfirmDialog';
+import { PagerButton } from '../PagerButton';
 import { takeHeadingFocus } from '../focus';
 import { problemOf } from '../problems';
 import { queryFallback } from '../QueryFallback';
@@ -426,23 +427,6 @@ function PlantsViewInner() {
 }
 
 type ColumnMeta = { className?: string; cellClassName?: string; label?: string };
-
-function PagerButton({ label, disabled, onClick, icon: Icon }: { label: string; disabled: boolean; onClick: () => void; icon: typeof ChevronLeft }) {
-  return (
-    <button
-      type="button"
-      className="button icon-button"
-      aria-label={label}
-      title={label}
-      aria-disabled={disabled}
-      onClick={() => {
-        if (!disabled) onClick();
-      }}
-    >
-      <Icon className="icon" aria-hidden="true" />
-    </button>
-  );
-}
 
 function SizeSelect({ size, onChange }: { size: PageSize; onChange: (size: PageSize) => void }) {
   return (

@@ -13,6 +13,7 @@ import { asSentence, problemOf } from '../problems';
 import { queryFallback } from '../QueryFallback';
 import { useSession } from '../session';
 import { UserText } from '../UserText';
+import { formatFullDate, When } from '../When';
 
 type TokenRow = RouterOutputs['tokens']['list'][number];
 type Issued = RouterOutputs['tokens']['create'];
@@ -22,21 +23,6 @@ type Role = TokenRow['role'];
 function userNameProblem(text: string): string | null {
   const result = userNameSchema.safeParse(text);
   return result.success ? null : (result.error.issues[0]?.message ?? 'user name is not valid');
-}
-
-const fullDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const thisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
-const otherYear = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
-
-/** A date short enough for one line of a table cell; the full date and time in its title. */
-function When({ date, never = 'never' }: { date: Date | null; never?: string }) {
-  if (!date) return <span className="muted">{never}</span>;
-  const format = date.getFullYear() === new Date().getFullYear() ? thisYear : otherYear;
-  return (
-    <time dateTime={date.toISOString()} title={fullDate.format(date)}>
-      {format.format(date)}
-    </time>
-  );
 }
 
 function stateOf(token: TokenRow, now: Date): 'active' | 'revoked' | 'expired' {
@@ -316,7 +302,7 @@ function TokensAdmin() {
                         <When date={token.expiresAt} never="no expiry" />
                       </td>
                       <td data-label="State">
-                        <span className={`badge badge--${state}`} title={token.revokedAt ? `Revoked ${fullDate.format(token.revokedAt)}` : undefined}>
+                        <span className={`badge badge--${state}`} title={token.revokedAt ? `Revoked ${formatFullDate(token.revokedAt)}` : undefined}>
                           {state}
                         </span>
                         {token.current ? <span className="muted small"> (this session)</span> : null}
