@@ -9,6 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
+import { API_HEADERS } from './api-headers';
+
 const body = process.env.CEILING_BODY ?? '[]';
 const link = process.env.CEILING_LINK ?? '</api/plants?limit=20&after=1>; rel="next"';
 const length = String(Buffer.byteLength(body));
@@ -16,13 +18,7 @@ const port = Number(process.env.PORT ?? 4000);
 const hostname = process.env.HOSTNAME_TO_BIND ?? '127.0.0.1';
 
 const HEADERS = [
-  'X-Content-Type-Options', 'nosniff',
-  'Referrer-Policy', 'no-referrer',
-  'X-Frame-Options', 'DENY',
-  'Cross-Origin-Opener-Policy', 'same-origin',
-  'Cross-Origin-Resource-Policy', 'same-origin',
-  'Cache-Control', 'no-store',
-  'Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  ...API_HEADERS,
   'Content-Type', 'application/json',
   'Link', link,
   'Content-Length', length,

@@ -26,6 +26,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 
 import Database from 'better-sqlite3';
 
+import { API_HEADERS } from './api-headers';
+
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -90,16 +92,6 @@ class Refusal extends Error {
   }
 }
 
-/** The app's headers on every /api answer (src/server/http/guards/security-headers.ts), in its order. */
-const API_HEADERS = [
-  'X-Content-Type-Options', 'nosniff',
-  'Referrer-Policy', 'no-referrer',
-  'X-Frame-Options', 'DENY',
-  'Cross-Origin-Opener-Policy', 'same-origin',
-  'Cross-Origin-Resource-Policy', 'same-origin',
-  'Cache-Control', 'no-store',
-  'Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-];
 
 /** One answer: the headers as a flat [name, value, …] list (node:http's cheapest form) with a Content-Length. */
 function send(response: ServerResponse, status: number, body: string | null, headers: Record<string, string> = {}): void {

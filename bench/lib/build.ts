@@ -10,11 +10,12 @@
  *   `.bench-build/bench/` on every run (a tenth of a second), so they run on plain node like the app.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { build } from 'esbuild';
 
+import { newestChange, PAGE_INPUTS, SERVER_INPUTS } from '../../e2e/support/build';
 import { benchDir, projectRoot } from './paths';
 
 export const BENCH_BUILD_DIR = '.bench-build';
@@ -31,17 +32,6 @@ export function checkoutAt(dir: string): Checkout {
   if (existsSync(path.join(dir, 'src', 'server', 'main.ts'))) return { dir, kind: 'compiled' };
   if (existsSync(path.join(dir, 'src', 'cli', 'start.ts'))) return { dir, kind: 'next' };
   throw new Error(`${dir} is not a Plant Store checkout: it has neither src/server/main.ts nor src/cli/start.ts`);
-}
-
-// The inputs of each half of the compiled build (as e2e/support/build.ts lists them).
-const SERVER_INPUTS = ['src/server', 'src/shared', 'src/cli', 'src/generated', 'prisma', 'package-lock.json', 'src/tooling/build.ts'];
-const PAGE_INPUTS = ['src/app', 'src/ui', 'src/shared', 'public', 'next.config.mjs', 'package-lock.json'];
-
-function newestChange(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const stat = statSync(entry);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(entry).reduce((newest, name) => Math.max(newest, newestChange(path.join(entry, name))), stat.mtimeMs);
 }
 
 /** Why `<dir>/.bench-build` must be (re)built, or null when it is current. */

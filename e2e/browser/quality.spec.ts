@@ -1,14 +1,7 @@
-import AxeBuilder from '@axe-core/playwright';
-import type { Locator, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 
 import { addPlant, cliToken, expect, plantForm, plantRow, range, signIn, test, uniqueId, uniqueName } from './fixtures';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => node.target.join(' ')) }));
-}
+import { expectWithinWidth, seriousViolations } from './checks';
 
 /** Records CSP violations from the page itself, and console messages about them. */
 async function watchCsp(page: Page): Promise<{ console: string[]; violations: () => Promise<string[]> }> {
@@ -22,21 +15,6 @@ async function watchCsp(page: Page): Promise<{ console: string[]; violations: ()
     document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
   });
   return { console: consoleMessages, violations: () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp) };
-}
-
-/** Every element of `locator` lies fully within the page's width (a sideways scroll would be needed otherwise). */
-async function expectWithinWidth(locator: Locator, width: number): Promise<void> {
-  const boxes = await locator.evaluateAll((elements) =>
-    elements.map((element) => {
-      const box = element.getBoundingClientRect();
-      return { left: box.left + window.scrollX, right: box.right + window.scrollX, label: element.getAttribute('aria-label') ?? element.textContent };
-    }),
-  );
-  expect(boxes.length).toBeGreaterThan(0);
-  for (const box of boxes) {
-    expect(box.left, `${box.label} starts on the page`).toBeGreaterThanOrEqual(0);
-    expect(box.right, `${box.label} ends within ${width} px`).toBeLessThanOrEqual(width);
-  }
 }
 
 test.describe('quality', () => {

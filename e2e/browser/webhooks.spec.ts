@@ -1,7 +1,7 @@
-import AxeBuilder from '@axe-core/playwright';
-import type { Locator, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 
 import { cliToken, expect, signIn, test, uniqueId, uniqueName } from './fixtures';
+import { expectWithinWidth, seriousViolations } from './checks';
 import { eventOf, type Receiver, startReceiver, verifies } from './webhook-receiver';
 
 /**
@@ -27,28 +27,6 @@ async function registerEndpoint(baseURL: string, token: string, url: string, eve
 
 async function deleteEndpoint(baseURL: string, token: string, id: number): Promise<void> {
   await fetch(`${baseURL}/api/webhooks/endpoints/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
-}
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => node.target.join(' ')) }));
-}
-
-/** Every element of `locator` lies fully within the page's width. */
-async function expectWithinWidth(locator: Locator, width: number): Promise<void> {
-  const boxes = await locator.evaluateAll((elements) =>
-    elements.map((element) => {
-      const box = element.getBoundingClientRect();
-      return { left: box.left + window.scrollX, right: box.right + window.scrollX, label: element.getAttribute('aria-label') ?? element.textContent };
-    }),
-  );
-  expect(boxes.length).toBeGreaterThan(0);
-  for (const box of boxes) {
-    expect(box.left, `${box.label} starts on the page`).toBeGreaterThanOrEqual(0);
-    expect(box.right, `${box.label} ends within ${width} px`).toBeLessThanOrEqual(width);
-  }
 }
 
 const endpointRow = (page: Page, id: number) => page.locator(`tr[data-endpoint-id="${id}"]`);
