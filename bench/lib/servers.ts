@@ -4,6 +4,7 @@
  * ceiling (bundled from bench/), and how it makes the member's token (the checkout's token command).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { BENCH_BUILD_DIR, type Checkout, OLD_DIST_DIR } from './build';
@@ -27,11 +28,26 @@ export function appEnv(checkout: Checkout, port: number, databaseUrl: string): R
   };
 }
 
-/** node's arguments that run the app of this checkout, after any node flags. */
+/**
+ * The node flags the checkout's `npm start` passes before its script (`node --flag … dist/server.mjs`), so
+ * the bench runs the server as npm start does, with a commit's own flags when it is the baseline.
+ */
+function startFlags(checkout: Checkout): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(checkout.dir, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const flags = /^node((?:\s+--[\w-]+(?:=\S+)?)*)\s/.exec(manifest.scripts?.start ?? '')?.[1];
+  return flags ? flags.trim().split(/\s+/) : [];
+}
+
+/** node's arguments that run the app of this checkout, after any flags of the bench's own. */
 export function appArgs(checkout: Checkout): string[] {
   return checkout.kind === 'compiled'
-    ? [path.join(checkout.dir, BENCH_BUILD_DIR, 'server.mjs')]
+    ? [...startFlags(checkout), path.join(checkout.dir, BENCH_BUILD_DIR, 'server.mjs')]
     : ['--conditions=react-server', '--import', 'tsx', 'src/cli/start.ts'];
+}
+
+/** The app's command line as the reports show it, paths relative to the checkout. */
+export function appCommandLine(checkout: Checkout): string {
+  return ['node', ...appArgs(checkout).map((arg) => (path.isAbsolute(arg) ? path.relative(checkout.dir, arg) : arg))].join(' ');
 }
 
 /** The app as `npm start` runs it, but with node itself as the process (so its pid is the server's). */

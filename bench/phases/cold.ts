@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Context } from '../lib/context';
 import { descendants, freePort, memory, startProcess, waitFor200 } from '../lib/proc';
 import { int, mb, median, table } from '../lib/report';
-import { appArgs, appEnv } from '../lib/servers';
+import { appArgs, appCommandLine, appEnv } from '../lib/servers';
 
 export async function coldPhase(ctx: Context): Promise<void> {
   const { options, checkout } = ctx;
@@ -36,7 +36,7 @@ export async function coldPhase(ctx: Context): Promise<void> {
       args: npmCli?.endsWith('.js') ? [npmCli, 'start'] : ['start'],
       group: true,
     },
-    { name: `node ${path.relative(checkout.dir, appArgs(checkout).at(-1)!)}`, command: process.execPath, args: appArgs(checkout), group: false },
+    { name: appCommandLine(checkout), command: process.execPath, args: appArgs(checkout), group: false },
   ];
   const runs: { way: string; healthMs: number; listMs: number; pageMs: number; rssAfter: number }[] = [];
   for (let attempt = 0; attempt < options.coldRuns; attempt++) {

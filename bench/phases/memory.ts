@@ -13,7 +13,7 @@ import { summariseHeapSnapshot, summariseSmaps } from '../lib/heap';
 import { measure } from '../lib/load';
 import { freePort, memory, type Server, sleep } from '../lib/proc';
 import { fixed, int, mb, mean, table } from '../lib/report';
-import { startApp } from '../lib/servers';
+import { appCommandLine, startApp } from '../lib/servers';
 
 type Usage = { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
 type Heap = { malloced_memory: number; peak_malloced_memory: number; total_physical_size: number; used_heap_size: number };
@@ -97,7 +97,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
     const nonHeap = rss - usage.memory.heapUsed;
     const anonymousData = smaps?.rows.find((row) => row.what.startsWith('anonymous data'))?.rssBytes;
     ctx.report.push(
-      `### Memory of the app (node ${path.relative(ctx.checkout.dir, path.join(ctx.checkout.dir, '.bench-build', 'server.mjs'))}, a fresh instance)`,
+      `### Memory of the app (${appCommandLine(ctx.checkout)}, a fresh instance)`,
       '',
       table(
         ['when', 'RSS MB', 'VmHWM MB'],
