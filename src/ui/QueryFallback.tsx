@@ -30,3 +30,15 @@ export function queryFallback(query: Query, what: string): ReactNode | null {
   }
   return null;
 }
+
+/**
+ * Above data that is shown while a refresh failed (queryFallback keeps showing the stale data): why the
+ * refresh failed. Null while the query is fine.
+ */
+export function refreshFailure(query: Pick<Query, 'isError' | 'error'>, what: string): ReactNode | null {
+  return query.isError ? (
+    <p className="notice notice--error" role="alert">
+      The {what} could not be refreshed: {problemOf(query.error).message}.
+    </p>
+  ) : null;
+}

@@ -13,7 +13,7 @@ import { ConfirmDialog } from '../ConfirmDialog';
 import { PagerButton } from '../PagerButton';
 import { takeHeadingFocus } from '../focus';
 import { problemOf } from '../problems';
-import { queryFallback } from '../QueryFallback';
+import { queryFallback, refreshFailure } from '../QueryFallback';
 import { useSession } from '../session';
 import { UserText } from '../UserText';
 import { AddPlantDialog } from './AddPlantDialog';
@@ -307,11 +307,7 @@ function PlantsViewInner() {
             </div>
           ) : (
             <>
-              {page.isError ? (
-                <p className="notice notice--error" role="alert">
-                  The list could not be refreshed: {problemOf(page.error).message}.
-                </p>
-              ) : null}
+              {refreshFailure(page, 'list')}
               <div className="table-wrap">
                 <table className="table plants-table" aria-busy={page.isFetching} aria-labelledby="plants-caption">
                   <caption id="plants-caption" className="sr-only">

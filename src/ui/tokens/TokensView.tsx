@@ -1,6 +1,6 @@
 'use client';
 
-import { Copy, KeyRound, ShieldAlert } from 'lucide-react';
+import { KeyRound, ShieldAlert } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 
 import { userNameSchema } from '@/shared/users';
@@ -8,6 +8,7 @@ import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from '../ConfirmDialog';
 import { Field } from '../Field';
+import { OneTimeValue } from '../OneTimeValue';
 import { takeHeadingFocus } from '../focus';
 import { asSentence, problemOf } from '../problems';
 import { queryFallback } from '../QueryFallback';
@@ -49,7 +50,6 @@ function TokensAdmin() {
   const tokens = trpc.tokens.list.useQuery();
   const headingRef = useRef<HTMLHeadingElement>(null);
   const userRef = useRef<HTMLInputElement>(null);
-  const issuedRef = useRef<HTMLInputElement>(null);
   const roleId = useId();
   const usersListId = useId();
 
@@ -58,14 +58,12 @@ function TokensAdmin() {
   const [userError, setUserError] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [issued, setIssued] = useState<Issued | null>(null);
-  const [copyState, setCopyState] = useState<'idle' | 'copied' | 'failed'>('idle');
   const [revoking, setRevoking] = useState<TokenRow | null>(null);
   const [revokeMessage, setRevokeMessage] = useState<{ kind: 'info' | 'error'; text: string } | null>(null);
 
   const create = trpc.tokens.create.useMutation({
     onSuccess: async (result) => {
       setIssued(result);
-      setCopyState('idle');
       setUserName('');
       setUserError(null);
       await utils.tokens.list.invalidate();
@@ -95,14 +93,6 @@ function TokensAdmin() {
     onSettled: () => utils.tokens.list.invalidate(),
   });
 
-  // The new token is shown once: put the cursor on it, ready to copy.
-  useEffect(() => {
-    if (issued) {
-      issuedRef.current?.focus();
-      issuedRef.current?.select();
-    }
-  }, [issued]);
-
   const users = new Map<string, Role>();
   for (const token of tokens.data ?? []) users.set(token.userName, token.role);
   const existingRole = users.get(userName.trim());
@@ -119,17 +109,6 @@ function TokensAdmin() {
     }
     setUserError(null);
     create.mutate({ userName: userName.trim(), role });
-  }
-
-  async function copy() {
-    if (!issued) return;
-    try {
-      await navigator.clipboard.writeText(issued.token);
-      setCopyState('copied');
-    } catch {
-      issuedRef.current?.select();
-      setCopyState('failed');
-    }
   }
 
   const now = new Date();
@@ -207,29 +186,17 @@ function TokensAdmin() {
             New token for <UserText>{issued.userName}</UserText> ({issued.role})
           </h2>
           <p>Copy it now: it is shown only this once, and cannot be seen again.</p>
-          <div className="issued__row">
-            <label htmlFor="issued-token" className="sr-only">
-              The new token
-            </label>
-            <input id="issued-token" ref={issuedRef} className="issued__token" readOnly value={issued.token} spellCheck={false} />
-            <button type="button" className="button button--primary" onClick={() => void copy()}>
-              <Copy className="icon" aria-hidden="true" />
-              Copy
-            </button>
-            <button
-              type="button"
-              className="button button--quiet"
-              onClick={() => {
-                setIssued(null);
-                userRef.current?.focus();
-              }}
-            >
-              Done
-            </button>
-          </div>
-          <p className="form-status" role="status">
-            {copyState === 'copied' ? 'Copied to the clipboard.' : copyState === 'failed' ? 'Copying was refused here: the token is selected, copy it with Ctrl+C.' : ''}
-          </p>
+          <OneTimeValue
+            key={issued.token}
+            id="issued-token"
+            label="The new token"
+            value={issued.token}
+            noun="token"
+            onDone={() => {
+              setIssued(null);
+              userRef.current?.focus();
+            }}
+          />
         </div>
       ) : null}
 

@@ -10,7 +10,7 @@ import { trpc } from '@/ui/trpc';
 import { Modal } from '../ConfirmDialog';
 import { PagerButton } from '../PagerButton';
 import { problemOf } from '../problems';
-import { queryFallback } from '../QueryFallback';
+import { queryFallback, refreshFailure } from '../QueryFallback';
 import { UserText } from '../UserText';
 import { formatFullDate, When } from '../When';
 import type { DeliveryState, WebhooksQuery } from './url-state';
@@ -280,11 +280,7 @@ export function DeliveryLog({ endpoint, query, go, onSendTest }: LogProps) {
           </div>
         ) : (
           <>
-            {deliveries.isError ? (
-              <p className="notice notice--error" role="alert">
-                The log could not be refreshed: {problemOf(deliveries.error).message}.
-              </p>
-            ) : null}
+            {refreshFailure(deliveries, 'log')}
             <div className="table-wrap" role="region" aria-labelledby="deliveries-caption" tabIndex={0}>
               <table className="table deliveries-table" aria-busy={deliveries.isFetching}>
                 <caption id="deliveries-caption" className="sr-only">

@@ -1,8 +1,6 @@
 'use client';
 
-import { Copy } from 'lucide-react';
-import { useEffect, useRef, useState } from 'react';
-
+import { OneTimeValue } from '../OneTimeValue';
 import { UserText } from '../UserText';
 import { formatFullDate } from '../When';
 
@@ -20,26 +18,6 @@ export type ShownSecret = {
  * and Done. The view closes it when the endpoint is deleted or its secret is replaced.
  */
 export function SecretPanel({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
-  const inputRef = useRef<HTMLInputElement>(null);
-  const [copyState, setCopyState] = useState<'idle' | 'copied' | 'failed'>('idle');
-
-  // A new secret is shown once: put the cursor on it, ready to copy. (The view gives each secret a panel of
-  // its own, keyed by the secret, so the copy state starts afresh too.)
-  useEffect(() => {
-    inputRef.current?.focus();
-    inputRef.current?.select();
-  }, [shown.secret]);
-
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(shown.secret);
-      setCopyState('copied');
-    } catch {
-      inputRef.current?.select();
-      setCopyState('failed');
-    }
-  }
-
   const rotated = shown.previousValidUntil !== undefined;
   return (
     <div className="card card--padded issued stack" role="region" aria-labelledby="secret-title" data-endpoint-id={shown.endpointId}>
@@ -59,22 +37,7 @@ export function SecretPanel({ shown, onDone }: { shown: ShownSecret; onDone: () 
           without rejecting a delivery.
         </p>
       ) : null}
-      <div className="issued__row">
-        <label htmlFor="issued-secret" className="sr-only">
-          The signing secret
-        </label>
-        <input id="issued-secret" ref={inputRef} className="issued__token" readOnly value={shown.secret} spellCheck={false} />
-        <button type="button" className="button button--primary" onClick={() => void copy()}>
-          <Copy className="icon" aria-hidden="true" />
-          Copy
-        </button>
-        <button type="button" className="button button--quiet" onClick={onDone}>
-          Done
-        </button>
-      </div>
-      <p className="form-status" role="status">
-        {copyState === 'copied' ? 'Copied to the clipboard.' : copyState === 'failed' ? 'Copying was refused here: the secret is selected, copy it with Ctrl+C.' : ''}
-      </p>
+      <OneTimeValue key={shown.secret} id="issued-secret" label="The signing secret" value={shown.secret} noun="secret" onDone={onDone} />
     </div>
   );
 }

@@ -11,7 +11,7 @@ import { trpc } from '@/ui/trpc';
 import { ConfirmDialog } from '../ConfirmDialog';
 import { takeHeadingFocus } from '../focus';
 import { problemOf } from '../problems';
-import { queryFallback } from '../QueryFallback';
+import { queryFallback, refreshFailure } from '../QueryFallback';
 import { useSession } from '../session';
 import { UserText } from '../UserText';
 import { When } from '../When';
@@ -388,11 +388,7 @@ function EndpointList({ actions, onAdd }: { actions: EndpointActionHandlers; onA
           </div>
         ) : (
           <>
-            {endpoints.isError ? (
-              <p className="notice notice--error" role="alert">
-                The list could not be refreshed: {problemOf(endpoints.error).message}.
-              </p>
-            ) : null}
+            {refreshFailure(endpoints, 'list')}
             <div className="table-wrap" role="region" aria-labelledby="endpoints-caption" tabIndex={0}>
               <table className="table endpoints-table" aria-busy={endpoints.isFetching}>
                 <caption id="endpoints-caption" className="sr-only">
