@@ -106,10 +106,7 @@ const environmentSchema = z.object({
     .transform((value) => value?.replace(/\/+$/, '')),
   RATE_LIMIT_PER_TOKEN: rateLimit('600/100'),
   RATE_LIMIT_AUTH_FAILURES: rateLimit('60/1'),
-  TRUST_PROXY: z
-    .enum(['', '0', '1'], { message: 'is 1 (behind one reverse proxy) or 0' })
-    .default('')
-    .transform((value) => value === '1'),
+  TRUST_PROXY: flag('behind one reverse proxy'),
   CORS_ALLOWED_ORIGINS: z
     .string()
     .trim()

@@ -111,7 +111,7 @@ export async function sendWebhook(options: {
     const request = client.request(
       {
         protocol: url.protocol,
-        hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+        hostname: target.host,
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         method: 'POST',

@@ -3,7 +3,7 @@ import 'server-only';
 import { isInteger, parse } from 'lossless-json';
 
 import { config } from '@/server/config';
-import { db } from '@/server/db/client';
+import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@/shared/webhooks';
 
@@ -283,7 +283,7 @@ export async function sendTestEvent(id: number): Promise<WebhookDelivery> {
     return toDelivery(row);
   } catch (error) {
     // The endpoint does not exist (the foreign key refuses the row).
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'P2003') throw noEndpoint(id);
+    if (isForeignKeyViolation(error)) throw noEndpoint(id);
     throw error;
   }
 }
@@ -292,13 +292,15 @@ export type DeliveryPage = { deliveries: WebhookDelivery[]; nextBefore: number |
 
 /** An endpoint's delivery log, newest first, paged by id. */
 export async function listDeliveries(input: { id: number; limit: number; before?: number; status?: string }): Promise<DeliveryPage> {
-  if (!(await db.webhookEndpoint.findUnique({ where: { id: input.id }, select: { id: true } }))) throw noEndpoint(input.id);
   const rows = await db.webhookDelivery.findMany({
     where: { endpointId: input.id, ...(input.status ? { status: input.status } : {}), ...(input.before === undefined ? {} : { id: { lt: input.before } }) },
     orderBy: { id: 'desc' },
     take: input.limit + 1,
     select: deliveryColumns,
   });
+  // A delivery row exists only for an existing endpoint (deleting one deletes its deliveries), so only an
+  // empty page needs to ask whether the endpoint is there.
+  if (rows.length === 0 && !(await db.webhookEndpoint.findUnique({ where: { id: input.id }, select: { id: true } }))) throw noEndpoint(input.id);
   const deliveries = rows.slice(0, input.limit).map(toDelivery);
   return { deliveries, nextBefore: rows.length > input.limit ? deliveries[deliveries.length - 1]!.id : null };
 }
@@ -308,11 +310,14 @@ export async function listDeliveries(input: { id: number; limit: number; before?
  * a delivered one is sent again. It still goes after older deliveries waiting for the same endpoint.
  */
 export async function retryDelivery(id: number): Promise<WebhookDelivery> {
-  const { count } = await db.webhookDelivery.updateMany({ where: { id }, data: { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) } });
-  if (count === 0) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
+  let row;
+  try {
+    row = await db.webhookDelivery.update({ where: { id }, data: { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) }, select: deliveryColumns });
+  } catch (error) {
+    if (isRecordMissing(error)) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
+    throw error;
+  }
   deliveriesQueued();
-  const row = await db.webhookDelivery.findUnique({ where: { id }, select: deliveryColumns });
-  if (!row) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
   return toDelivery(row);
 }
 

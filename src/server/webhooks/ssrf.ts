@@ -1,6 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
+import { WEBHOOK_URL_MAX_LENGTH } from '@/shared/webhooks';
+
 /**
  * The SSRF guard: where a webhook may be sent. CONTRACT.md: an https URL (http only to a loopback address,
  * and only with WEBHOOKS_ALLOW_HTTP=1); hosts that are, or resolve to, private, loopback or link-local
@@ -24,7 +26,8 @@ export type Lookup = (hostname: string, options: { all: true; verbatim: true }) 
 export const defaultLookup: Lookup = (hostname, options) => dnsLookup(hostname, options);
 
 /** A URL that may be delivered to, and the checked address to connect to. */
-export type CheckedTarget = { url: URL; address: string; family: 4 | 6 };
+/** A URL the guard let through: `host` is its host name or IP literal without brackets, `address` what to connect to. */
+export type CheckedTarget = { url: URL; host: string; address: string; family: 4 | 6 };
 
 export class TargetRefused extends Error {
   override readonly name = 'TargetRefused';
@@ -127,11 +130,9 @@ function refuseAddress(host: string, address: string, policy: TargetPolicy, http
   if (!policy.allowPrivate) throw new TargetRefused(`${shown} is ${DESCRIBED[kind]}; webhooks go to public addresses only (WEBHOOKS_ALLOW_PRIVATE=1 allows private, loopback and link-local ones)`);
 }
 
-export const URL_MAX_LENGTH = 2000;
-
 /** The URL's own rules (scheme, credentials, fragment, port), before any name is resolved. */
 export function parseWebhookUrl(text: string, policy: TargetPolicy): URL {
-  if (text.length > URL_MAX_LENGTH) throw new TargetRefused(`the webhook URL must be at most ${URL_MAX_LENGTH} characters`);
+  if (text.length > WEBHOOK_URL_MAX_LENGTH) throw new TargetRefused(`the webhook URL must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(text);
@@ -166,7 +167,7 @@ export async function checkWebhookTarget(
   const literal = isIP(host);
   if (literal) {
     refuseAddress(host, host, policy, http);
-    return { url, address: host, family: literal as 4 | 6 };
+    return { url, host, address: host, family: literal as 4 | 6 };
   }
   const lookup = options.lookup ?? defaultLookup;
   let timer: NodeJS.Timeout | undefined;
@@ -187,5 +188,5 @@ export async function checkWebhookTarget(
   if (addresses.length === 0) throw new TargetRefused(`the host name ${host} does not resolve`);
   for (const { address } of addresses) refuseAddress(host, address, policy, http);
   const first = addresses[0]!;
-  return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+  return { url, host, address: first.address, family: first.family === 6 ? 6 : 4 };
 }
