@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { fromDecimalText, pageLimit } from './query-values';
+
 /**
  * The plant shapes: the single source of truth for the router's validation, the OpenAPI document and
  * the admin page's form. Every message names its field, because both doors show it to a person as is.
@@ -31,16 +33,6 @@ const int64 = (field: string) =>
  * alone, so a body field that must keep its JSON type is wrapped in one.
  */
 const keepJsonType = <T extends z.ZodType>(schema: T) => schema.transform((value) => value);
-
-/**
- * URL path and query values are text: accept decimal digits there, and the typed value from the tRPC
- * door. The declared input type says so, instead of the `unknown` a preprocess step would give callers.
- */
-const fromDecimalText = <T extends z.ZodType>(parse: (digits: string) => unknown, schema: T) =>
-  z.preprocess((value) => (typeof value === 'string' && /^-?\d+$/.test(value) ? parse(value) : value), schema) as unknown as z.ZodType<
-    z.output<T>,
-    z.input<T> | string
-  >;
 
 const codePoints = (text: string) => [...text].length;
 
@@ -139,18 +131,7 @@ export type PlantFilters = { tag?: string; q?: string; owner?: string };
 // Query parameters carry their documentation on the inner schema: trpc-to-openapi unwraps `.optional()`
 // (and its metadata with it) before it describes a parameter.
 export const listPlantsInput = z.object({
-  limit: fromDecimalText(
-    Number,
-    z
-      .int({ error: `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}` })
-      .min(1, { error: `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}` })
-      .max(PAGE_LIMIT_MAX, { error: `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}` }),
-  )
-    .meta({
-      description: 'The most plants to return.',
-      override: { type: 'integer', format: 'int32', minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT },
-    })
-    .optional(),
+  limit: pageLimit(PAGE_LIMIT_MAX, PAGE_LIMIT_DEFAULT, 'The most plants to return.'),
   after: fromDecimalText(BigInt, int64('after'))
     .meta({ description: 'Return only plants whose id is greater than this (the last id of the previous page).', override: int64Doc })
     .optional(),

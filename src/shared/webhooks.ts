@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { pageLimit } from './query-values';
+
 /**
  * The webhook shapes: shared by the webhooks router (validation and the OpenAPI document) and the admin
  * page. Every message names its field, because both doors show it to a person as is.
@@ -65,20 +67,7 @@ export const updateWebhookEndpointInput = z.strictObject({
 
 export const listDeliveriesInput = z.object({
   id: idFromPath('id', 'The id of the webhook endpoint'),
-  limit: (
-    z.preprocess(
-      (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
-      z
-        .int({ error: `limit must be an integer from 1 to ${DELIVERY_PAGE_MAX}` })
-        .min(1, { error: `limit must be an integer from 1 to ${DELIVERY_PAGE_MAX}` })
-        .max(DELIVERY_PAGE_MAX, { error: `limit must be an integer from 1 to ${DELIVERY_PAGE_MAX}` }),
-    ) as unknown as z.ZodType<number, number | string>
-  )
-    .meta({
-      description: 'The most deliveries to return, newest first.',
-      override: { type: 'integer', format: 'int32', minimum: 1, maximum: DELIVERY_PAGE_MAX, default: DELIVERY_PAGE_DEFAULT },
-    })
-    .optional(),
+  limit: pageLimit(DELIVERY_PAGE_MAX, DELIVERY_PAGE_DEFAULT, 'The most deliveries to return, newest first.'),
   before: idFromPath('before', 'Return only deliveries with a smaller id (the last id of the previous page).').optional(),
   status: z.enum(DELIVERY_STATUSES, { error: `status is ${DELIVERY_STATUSES.join(', ')}` }).optional().meta({ description: 'Only deliveries in this state' }),
 });

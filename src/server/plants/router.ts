@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { idempotencyKey } from '@/server/idempotency/key';
 import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, pagePlants, suggestPlantId, updatePlant } from '@/server/plants/service';
 import {
   deletePlantsInput,
@@ -19,16 +20,10 @@ const unauthorized = { 401: 'The bearer token is missing or not valid' };
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
-  'Idempotency-Key': z
-    .string()
-    .min(1)
-    .max(255)
-    .regex(/^[\x20-\x7e]+$/)
-    .optional()
-    .meta({
-      description:
-        'Makes a retry safe: the first request with a key is carried out and its answer kept for 24 hours; a retry with the same key and the same body (as JSON values: member order, white space and number spelling aside) gets that answer again and creates nothing. Keys belong to the token\'s user.',
-    }),
+  'Idempotency-Key': idempotencyKey.optional().meta({
+    description:
+      'Makes a retry safe: the first request with a key is carried out and its answer kept for 24 hours; a retry with the same key and the same body (as JSON values: member order, white space and number spelling aside) gets that answer again and creates nothing. Keys belong to the token\'s user.',
+  }),
 });
 const replayedHeader = z.object({
   'Idempotent-Replayed': z.literal('true').optional().meta({ description: 'Present when this is the kept answer of an earlier request with the same Idempotency-Key' }),

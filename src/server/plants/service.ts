@@ -76,33 +76,32 @@ function whereClause(actor: Actor, filters: PlantFilters, extra: Prisma.Sql[] = 
   return conditions.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}`;
 }
 
-type RawRow = { id: bigint | number | string; name: string; tag: string | null; createdAt: Date | string; owner: string };
+/** A row as selected: the plant's own columns, plus its owner and creation time when asked for. */
+type RawRow = { id: bigint | number | string; name: string; tag: string | null; createdAt?: Date | string; owner?: string };
 
 function toRow(raw: RawRow, withOwner: boolean): PlantRow {
   const plant = toPlant({ id: BigInt(raw.id), name: raw.name, tag: raw.tag });
-  return withOwner ? { ...plant, owner: raw.owner, createdAt: new Date(raw.createdAt) } : plant;
+  return withOwner ? { ...plant, owner: raw.owner!, createdAt: new Date(raw.createdAt!) } : plant;
 }
 
-async function selectRows(actor: Actor, filters: PlantFilters, extra: Prisma.Sql[], order: 'ASC' | 'DESC', limit: number): Promise<RawRow[]> {
+// The plant's own columns need no join: the REST list, the API's hottest read, and a member's table.
+const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag FROM "Plant" p`;
+const ROW_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag, p."createdAt" AS "createdAt", u.name AS owner FROM "Plant" p JOIN "User" u ON u.id = p."ownerId"`;
+
+async function selectRows(
+  actor: Actor,
+  filters: PlantFilters,
+  extra: Prisma.Sql[],
+  order: 'ASC' | 'DESC',
+  limit: number,
+  withOwner: boolean,
+): Promise<RawRow[]> {
   if (filters.q !== undefined) await ensureNamesFolded();
   const direction = order === 'ASC' ? Prisma.sql`ASC` : Prisma.sql`DESC`;
   return db.$queryRaw<RawRow[]>`
-    SELECT p.id, p.name, p.tag, p."createdAt" AS "createdAt", u.name AS owner
-    FROM "Plant" p JOIN "User" u ON u.id = p."ownerId"
+    ${withOwner ? ROW_COLUMNS : PLANT_COLUMNS}
     ${whereClause(actor, filters, extra)}
     ORDER BY p.id ${direction}
-    LIMIT ${limit}`;
-}
-
-type RawPlant = { id: bigint | number | string; name: string; tag: string | null };
-
-/** The REST list's rows: the plant's own columns only, no join (the list is the API's hottest read). */
-async function selectPlants(actor: Actor, filters: PlantFilters, after: bigint | undefined, limit: number): Promise<RawPlant[]> {
-  if (filters.q !== undefined) await ensureNamesFolded();
-  return db.$queryRaw<RawPlant[]>`
-    SELECT p.id, p.name, p.tag FROM "Plant" p
-    ${whereClause(actor, filters, after === undefined ? [] : [Prisma.sql`p.id > ${after}`])}
-    ORDER BY p.id ASC
     LIMIT ${limit}`;
 }
 
@@ -116,8 +115,8 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
 
 /** Keyset paging by id, with the filters: a deep page costs what the first one does. */
 export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
-  const rows = await selectPlants(actor, filters, after, limit + 1);
-  const plants = rows.slice(0, limit).map((row) => toPlant({ id: BigInt(row.id), name: row.name, tag: row.tag }));
+  const rows = await selectRows(actor, filters, after === undefined ? [] : [Prisma.sql`p.id > ${after}`], 'ASC', limit + 1, false);
+  const plants = rows.slice(0, limit).map((row) => toRow(row, false));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null };
 }
 
@@ -143,18 +142,18 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   let served = cursor;
   let rows: RawRow[];
   if (cursor?.kind === 'after') {
-    rows = await selectRows(actor, filters, [Prisma.sql`p.id > ${cursor.id}`], 'ASC', size);
+    rows = await selectRows(actor, filters, [Prisma.sql`p.id > ${cursor.id}`], 'ASC', size, withOwner);
   } else if (cursor?.kind === 'before') {
-    rows = (await selectRows(actor, filters, [Prisma.sql`p.id < ${cursor.id}`], 'DESC', size)).reverse();
+    rows = (await selectRows(actor, filters, [Prisma.sql`p.id < ${cursor.id}`], 'DESC', size, withOwner)).reverse();
   } else if (cursor?.kind === 'last') {
-    rows = total === 0 ? [] : (await selectRows(actor, filters, [], 'DESC', total % size || size)).reverse();
+    rows = total === 0 ? [] : (await selectRows(actor, filters, [], 'DESC', total % size || size, withOwner)).reverse();
   } else {
-    rows = await selectRows(actor, filters, [], 'ASC', size);
+    rows = await selectRows(actor, filters, [], 'ASC', size, withOwner);
   }
   // The page's plants were deleted or filtered away meanwhile: show the nearest page that has some.
   if (rows.length === 0 && total > 0 && cursor) {
     served = cursor.kind === 'before' ? undefined : { kind: 'last' };
-    rows = served ? (await selectRows(actor, filters, [], 'DESC', total % size || size)).reverse() : await selectRows(actor, filters, [], 'ASC', size);
+    rows = served ? (await selectRows(actor, filters, [], 'DESC', total % size || size, withOwner)).reverse() : await selectRows(actor, filters, [], 'ASC', size, withOwner);
   }
   const first = rows[0];
   const offset = first === undefined || served === undefined ? 0 : await countRows(actor, filters, [Prisma.sql`p.id < ${BigInt(first.id)}`]);

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import { requestFingerprint } from '@/server/idempotency/fingerprint';
+import { idempotencyKey } from '@/server/idempotency/key';
 import { claimKey, completeKey, releaseKey } from '@/server/idempotency/store';
 
 import { repeatedHeader } from '../request';
@@ -8,8 +9,6 @@ import { jsonReply, type Reply, refuse } from '../reply';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 const ONE_HEADER = new Set([IDEMPOTENCY_KEY_HEADER]);
-/** The contract: 1 to 255 printable ASCII characters (space included; HTTP strips it at either end). */
-const KEY = /^[\x20-\x7e]{1,255}$/;
 
 /**
  * `Idempotency-Key` (IETF draft "The Idempotency-Key HTTP Header Field") on the operations that declare
@@ -20,7 +19,7 @@ export function readIdempotencyKey(raw: IncomingMessage): string | undefined {
   const value = raw.headers[IDEMPOTENCY_KEY_HEADER];
   if (value === undefined) return undefined;
   if (repeatedHeader(raw.rawHeaders, ONE_HEADER)) throw refuse('idempotencyKeyInvalid', 'the Idempotency-Key header must be sent once');
-  if (typeof value !== 'string' || !KEY.test(value)) {
+  if (typeof value !== 'string' || !idempotencyKey.safeParse(value).success) {
     throw refuse('idempotencyKeyInvalid', 'the Idempotency-Key header must be 1 to 255 printable ASCII characters');
   }
   return value;
