@@ -73,6 +73,22 @@ function readCatalogCharAsText<T extends object>(adapter: T): T {
   return adapter;
 }
 
+type PgConnection = Awaited<ReturnType<PrismaPg['connect']>>;
+
+/**
+ * Either connection the engine opens on PostgreSQL (the database, the shadow): catalog "char" columns read as
+ * text, and scripts run whole. The adapter's executeScript splits on every ';', also inside a function's
+ * dollar-quoted body (the webhook outbox trigger); pg's simple query protocol runs a whole script, as the
+ * native engine does.
+ */
+function forMigrations(connection: PgConnection): PgConnection {
+  readCatalogCharAsText(connection);
+  connection.executeScript = async (script) => {
+    await connection.underlyingDriver().query(script);
+  };
+  return connection;
+}
+
 /**
  * The Wasm engine replays migrations on the shadow database through `executeRaw`, which the drivers prepare as a
  * single statement; the native engine runs them as a batch, so parameterless commands go to `executeScript`.
@@ -86,12 +102,7 @@ function migrationAdapter(databaseUrl: string, opened: { dispose: () => Promise<
       provider: factory.provider,
       adapterName: factory.adapterName,
       connect: async () => {
-        const connection = readCatalogCharAsText(await factory.connect());
-        // The adapter's executeScript splits on every ';', also inside a function's dollar-quoted body (the
-        // webhook outbox trigger); pg's simple query protocol runs a whole script, as the native engine does.
-        connection.executeScript = async (script) => {
-          await connection.underlyingDriver().query(script);
-        };
+        const connection = forMigrations(await factory.connect());
         opened.push(connection);
         return connection;
       },
@@ -103,15 +114,12 @@ function migrationAdapter(databaseUrl: string, opened: { dispose: () => Promise<
         await server.underlyingDriver().query(`CREATE DATABASE "${shadowName}"`);
         const shadowUrl = new URL(connectionString);
         shadowUrl.pathname = `/${shadowName}`;
-        const shadow = readCatalogCharAsText(await new PrismaPg(shadowUrl.toString(), { schema }).connect());
+        const shadow = forMigrations(await new PrismaPg(shadowUrl.toString(), { schema }).connect());
         const disposeShadow = shadow.dispose.bind(shadow);
         shadow.dispose = async () => {
           await disposeShadow();
           await server.underlyingDriver().query(`DROP DATABASE IF EXISTS "${shadowName}" WITH (FORCE)`);
           await server.dispose();
-        };
-        shadow.executeScript = async (script) => {
-          await shadow.underlyingDriver().query(script);
         };
         const executeStatement = shadow.executeRaw.bind(shadow);
         shadow.executeRaw = async (query) => {
