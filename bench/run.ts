@@ -15,13 +15,11 @@
  * The figures go to stdout as markdown and to bench/results/latest.json.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import pg from 'pg';
-
+import { createPostgresDatabase } from '../e2e/support/database';
 import { type PrivatePostgres, startPrivatePostgres } from '../e2e/support/postgres';
 
 import { bundleBenchServers, checkoutAt, ensureBuild } from './lib/build';
@@ -158,20 +156,9 @@ async function main(): Promise<number> {
         postgres = await startPrivatePostgres();
         serverUrl = postgres.url;
       }
-      const name = `plant_store_bench_${randomBytes(4).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE "${name}"`);
-      await admin.end();
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const client = new pg.Client({ connectionString: serverUrl });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        await client.end();
-      };
+      const database = await createPostgresDatabase(serverUrl, 'plant_store_bench_');
+      databaseUrl = database.url;
+      dropDatabase = database.drop;
     }
     const appPort = await freePort();
     const spawnedAt = performance.now();
@@ -182,7 +169,7 @@ async function main(): Promise<number> {
     data = options.engine === 'sqlite' ? openSqliteBenchDb(databaseUrl.slice('file:'.length)) : await openPostgresBenchDb(databaseUrl);
     const memberId = await data.userId('bench');
     await data.seedUpTo(memberId, 1000);
-    const runner = makeRunner(options, () => data!, () => memberId, () => token, failures);
+    const runner = makeRunner(options, data, memberId, token, failures);
 
     let floor: Server | null = null;
     if (options.engine === 'sqlite') {

@@ -24,16 +24,13 @@ import { startPrivatePostgres } from '../e2e/support/postgres';
 import { api } from '../e2e/support/http-client';
 import { startServer } from '../e2e/support/server-process';
 import { registerEndpoint, webhookEnv } from '../e2e/api/helpers/webhooks';
+import { percentile } from './lib/load';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';
 const PHASE_SECONDS = Number(process.env.PHASE_SECONDS ?? 6);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const BASELINE_DIR = process.env.BASELINE_DIR;
 const RATE_SECONDS = Number(process.env.RATE_SECONDS ?? 20);
-
-function percentile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
 
 function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): Promise<number> {
   return new Promise((resolve) => {

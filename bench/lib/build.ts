@@ -16,7 +16,8 @@ import path from 'node:path';
 import { build } from 'esbuild';
 
 import { newestChange, PAGE_INPUTS, SERVER_INPUTS } from '../../e2e/support/build';
-import { benchDir, projectRoot } from './paths';
+import { benchDir, projectRoot, tsxCli } from './paths';
+import { childEnv } from './proc';
 
 export const BENCH_BUILD_DIR = '.bench-build';
 export const OLD_DIST_DIR = '.next-bench';
@@ -49,11 +50,6 @@ function compiledBuildNeeded(dir: string): string | null {
   return null;
 }
 
-function buildEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV');
-  return { ...Object.fromEntries(inherited), NEXT_TELEMETRY_DISABLED: '1', ...extra } as unknown as NodeJS.ProcessEnv;
-}
-
 /**
  * Builds the checkout when it needs it (or always with `rebuild`); returns the seconds spent (0 when reused).
  * The build runs with the checkout's own tools (its node_modules, which may be a link to this one's).
@@ -67,12 +63,12 @@ export function ensureBuild(checkout: Checkout, rebuild: boolean): number {
   let env: NodeJS.ProcessEnv;
   if (checkout.kind === 'compiled') {
     reason = rebuild ? '--rebuild' : compiledBuildNeeded(dir);
-    command = [path.join(dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'src/tooling/build.ts'];
-    env = buildEnv({ BUILD_DIR: BENCH_BUILD_DIR });
+    command = [tsxCli(dir), 'src/tooling/build.ts'];
+    env = childEnv({ BUILD_DIR: BENCH_BUILD_DIR });
   } else {
     reason = rebuild ? '--rebuild' : existsSync(path.join(dir, OLD_DIST_DIR, 'BUILD_ID')) ? null : 'no build yet';
     command = [path.join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'];
-    env = buildEnv({ NEXT_DIST_DIR: OLD_DIST_DIR });
+    env = childEnv({ NEXT_DIST_DIR: OLD_DIST_DIR });
   }
   if (!reason) return 0;
   const into = checkout.kind === 'compiled' ? BENCH_BUILD_DIR : OLD_DIST_DIR;

@@ -38,7 +38,7 @@ export type Context = {
   line: (record: RunRecord, label: string) => void;
 };
 
-export function makeRunner(options: Options, data: () => BenchDb, memberId: () => number, token: () => string, failures: string[]) {
+export function makeRunner(options: Options, data: BenchDb, memberId: number, token: string, failures: string[]) {
   const bestRate = new Map<string, number>();
   let poolRun = 0n;
   let createCounter = 0n;
@@ -51,10 +51,10 @@ export function makeRunner(options: Options, data: () => BenchDb, memberId: () =
       const size = Math.ceil((bestRate.get(`${server.name} delete`) ?? 10_000) * seconds * 3) + 5_000;
       poolFrom = DELETE_BASE + poolRun++ * 2n ** 32n;
       pool = Array.from({ length: size }, (_, i) => poolFrom + BigInt(i));
-      await data().insertRange(memberId(), poolFrom, size);
+      await data.insertRange(memberId, poolFrom, size);
     }
-    const measured = await measure({ server, workload, token: token(), seconds, connections: options.connections, query, nextCreateId, deletePool: pool });
-    if (pool) await data().deleteRange(poolFrom, poolFrom + 2n ** 32n);
+    const measured = await measure({ server, workload, token, seconds, connections: options.connections, query, nextCreateId, deletePool: pool });
+    if (pool) await data.deleteRange(poolFrom, poolFrom + 2n ** 32n);
     const key = `${server.name} ${workload}`;
     bestRate.set(key, Math.max(bestRate.get(key) ?? 0, measured.reqPerSec));
     if (server.exited()) throw new Error(`${server.name} exited during ${workload}:\n${server.output().slice(-4000)}`);

@@ -54,10 +54,14 @@ export type Measurement = {
   otherCpu: number;
 };
 
-function percentile(sorted: Float64Array, fraction: number): number {
+/** The value at `fraction` (0 < fraction ≤ 1) of ascending values: the nearest-rank percentile; NaN for none. */
+export function percentile(sorted: ArrayLike<number>, fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
 }
+
+/** The body of the bench's creates: every server gets the same bytes for an id. */
+export const createBody = (id: bigint) => `{"id":${id},"name":"Bench plant ${id}","tag":"bench"}`;
 
 export async function measure(plan: LoadPlan): Promise<Measurement> {
   const { server, workload, token } = plan;
@@ -75,7 +79,7 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
       headers: { ...auth, 'content-type': 'application/json' },
       setupRequest: (params) => {
         const id = next();
-        return { ...params, body: `{"id":${id},"name":"Bench plant ${id}","tag":"bench"}` };
+        return { ...params, body: createBody(id) };
       },
     };
   } else {
@@ -202,6 +206,6 @@ export async function sequentialLatency(
     if (response.status !== expected) unexpected++;
   }
   times.sort((a, b) => a - b);
-  const at = (fraction: number) => Math.round(times[Math.min(times.length - 1, Math.ceil(fraction * times.length) - 1)]! * 100) / 100;
+  const at = (fraction: number) => Math.round(percentile(times, fraction) * 100) / 100;
   return { p50: at(0.5), p99: at(0.99), unexpected };
 }

@@ -24,8 +24,6 @@ export type Server = {
   exited: () => boolean;
   /** SIGTERM to the pid (or its process group when started as a group), then waits; SIGKILL after 15 s. */
   stop: () => Promise<void>;
-  /** Sends a signal to the process itself. */
-  signal: (name: NodeJS.Signals) => void;
   /** With `ipc`: asks bench/probe.ts inside the server and waits for its answer. */
   ask: <Answer>(question: Record<string, unknown>, timeoutMs?: number) => Promise<Answer>;
 };
@@ -85,13 +83,6 @@ export function startProcess(options: {
         // The group's other members (npm's shell, tsx's child) may outlive the leader by a moment.
         for (let attempt = 0; attempt < 100 && groupAlive(child.pid!); attempt++) await sleep(100);
         if (groupAlive(child.pid!)) signal('SIGKILL');
-      }
-    },
-    signal: (name) => {
-      try {
-        child.kill(name);
-      } catch {
-        // Already gone.
       }
     },
     ask: <Answer>(question: Record<string, unknown>, timeoutMs = 120_000) =>

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { BENCH_BUILD_DIR, type Checkout, OLD_DIST_DIR } from './build';
+import { tsxCli } from './paths';
 import { childEnv, type Server, startProcess } from './proc';
 
 /**
@@ -99,7 +100,7 @@ export function createToken(checkout: Checkout, databaseUrl: string, user: strin
   const args =
     checkout.kind === 'compiled'
       ? [path.join(checkout.dir, BENCH_BUILD_DIR, 'token.mjs')]
-      : [path.join(checkout.dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--conditions=react-server', 'src/cli/token.ts'];
+      : [tsxCli(checkout.dir), '--conditions=react-server', 'src/cli/token.ts'];
   const result = spawnSync(process.execPath, [...args, 'create', '--user', user, '--role', role], {
     cwd: checkout.dir,
     env: childEnv({ DATABASE_URL: databaseUrl }),

@@ -13,12 +13,12 @@ import { startCeiling } from '../lib/servers';
 
 const WORKLOADS: Workload[] = ['list', 'create', 'delete'];
 /** A ratio "holds" when every round's ratio is within this of their mean. */
-export const HOLD_WITHIN = 0.1;
+const HOLD_WITHIN = 0.1;
 
-export type RatioSpread = { mean: number; min: number; max: number; plusMinus: number; perRound: number[]; holds: boolean };
+type RatioSpread = { mean: number; min: number; max: number; plusMinus: number; perRound: number[]; holds: boolean };
 
 /** Per-round ratios a/b; their mean, range and the largest distance from the mean as a share of it. */
-export function ratioSpread(a: number[], b: number[]): RatioSpread {
+function ratioSpread(a: number[], b: number[]): RatioSpread {
   const perRound = a.map((value, i) => value / b[i]!);
   const average = mean(perRound);
   const plusMinus = Math.max(...perRound.map((ratio) => Math.abs(ratio - average))) / average;
@@ -33,7 +33,7 @@ export function ratioSpread(a: number[], b: number[]): RatioSpread {
   };
 }
 
-export const spreadText = (spread: RatioSpread) =>
+const spreadText = (spread: RatioSpread) =>
   `${fixed(spread.mean)} (rounds ${fixed(spread.min)}–${fixed(spread.max)}, ±${fixed(spread.plusMinus * 100, 1)} %${spread.holds ? '' : ' > ±10 %: does not hold'})`;
 
 const cv = (values: number[]) => {

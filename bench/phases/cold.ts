@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import type { Context } from '../lib/context';
+import { tsxCli } from '../lib/paths';
 import { descendants, freePort, memory, startProcess, waitFor200 } from '../lib/proc';
 import { int, mb, median, table } from '../lib/report';
 import { appArgs, appCommandLine, appEnv } from '../lib/servers';
@@ -20,7 +21,7 @@ export async function coldPhase(ctx: Context): Promise<void> {
   const notes: string[] = [];
   if (!existsSync(path.join(checkout.dir, 'dist', 'BUILD_INFO.json'))) {
     console.log('no dist/ build for `npm start`: running `npm run build` once (what its prestart hook would do) …');
-    const build = spawnSync(process.execPath, [path.join(checkout.dir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'src/tooling/build.ts'], {
+    const build = spawnSync(process.execPath, [tsxCli(checkout.dir), 'src/tooling/build.ts'], {
       cwd: checkout.dir,
       stdio: 'inherit',
       env: { ...process.env, BUILD_DIR: 'dist', NEXT_TELEMETRY_DISABLED: '1' },

@@ -5,7 +5,7 @@
  */
 import type { Context } from '../lib/context';
 import { DELETE_BASE } from '../lib/data';
-import { type OneRequest, sequentialLatency, type Workload } from '../lib/load';
+import { createBody, type OneRequest, sequentialLatency, type Workload } from '../lib/load';
 import { fetchAgain, type Server } from '../lib/proc';
 import { fixed, int, mb, table } from '../lib/report';
 
@@ -113,7 +113,7 @@ async function oneAtATime(ctx: Context, server: Server, operation: Operation, po
   if (operation.workload === 'create') {
     next = () => {
       const id = ctx.nextCreateId();
-      return { method: 'POST', path: '/api/plants', body: `{"id":${id},"name":"Bench plant ${id}","tag":"bench"}` };
+      return { method: 'POST', path: '/api/plants', body: createBody(id) };
     };
   } else if (operation.workload === 'delete') {
     const from = poolBase();

@@ -143,7 +143,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const serverUrl = process.env.TEST_POSTGRES_URL;
   if (!serverUrl) throw new Error('TEST_DATABASE=postgresql needs TEST_POSTGRES_URL (the integration suite’s global setup sets it)');
-  const name = `plant_store_test_${randomBytes(6).toString('hex')}`;
+  return createPostgresDatabase(serverUrl);
+}
+
+/** A new, empty database on the PostgreSQL server `serverUrl` names (the bench's too); drop() removes it. */
+export async function createPostgresDatabase(serverUrl: string, prefix = 'plant_store_test_'): Promise<TestDatabase> {
+  const name = `${prefix}${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
