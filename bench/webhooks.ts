@@ -13,13 +13,11 @@
  *
  * Not part of the test suite: it loads the machine for a minute and its numbers depend on what else runs.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 
 import { startReceiver } from '@/test/webhook-receiver';
 
-import { childEnv, ensureTestBuild } from '../e2e/support/build';
+import { ensureTestBuild } from '../e2e/support/build';
 import { startPrivatePostgres } from '../e2e/support/postgres';
 import { api } from '../e2e/support/http-client';
 import { startServer } from '../e2e/support/server-process';
@@ -50,36 +48,6 @@ function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): 
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Another commit's built server on a fresh database; resolves to its URL, admin token and a stop. */
-async function startBaseline(dir: string): Promise<{ baseUrl: string; token: string; stop: () => Promise<void> }> {
-  const { createTestDatabase } = await import('../e2e/support/database');
-  const { freePort } = await import('../e2e/support/processes');
-  const database = await createTestDatabase();
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(dir, '.test-build', 'server.mjs')], {
-    cwd: dir,
-    env: childEnv({ PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1', DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_TOKEN: 'off' }),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  const deadline = Date.now() + 30_000;
-  while (!/Plant Store is serving/.test(stdout)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the baseline did not start:\n${stdout}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const token = stdout.split('\n').map((line) => line.trim()).find((line) => /^pst_[A-Za-z0-9_-]{43}$/.test(line))!;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    token,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-      await database.drop();
-    },
-  };
-}
-
 /** Creates as fast as 16 connections get answers, for PHASE_SECONDS; resolves to creates per second. */
 async function createRate(baseUrl: string, token: string, nextId: () => bigint): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -105,13 +73,13 @@ async function main(): Promise<void> {
   let nextId = 1n;
   try {
     // 1. Throughput: (baseline,) without an endpoint, with one; ROUNDS times.
-    const baseline = BASELINE_DIR ? await startBaseline(BASELINE_DIR) : undefined;
+    const baseline = BASELINE_DIR ? await startServer({ dir: BASELINE_DIR, env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_TOKEN: 'off' } }) : undefined;
     const throughput: Record<'baseline' | 'without' | 'with', number[]> = { baseline: [], without: [], with: [] };
     const id = () => nextId++;
     let endpointId: number | undefined;
     try {
       for (let round = 1; round <= ROUNDS; round++) {
-        if (baseline) throughput.baseline.push(await createRate(baseline.baseUrl, baseline.token, id));
+        if (baseline) throughput.baseline.push(await createRate(baseline.baseUrl, baseline.adminToken, id));
         throughput.without.push(await createRate(server.baseUrl, server.adminToken, id));
         endpointId = (await registerEndpoint(admin, receiver.url, ['plant.created'])).id;
         throughput.with.push(await createRate(server.baseUrl, server.adminToken, id));

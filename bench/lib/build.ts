@@ -15,7 +15,7 @@ import path from 'node:path';
 
 import { build } from 'esbuild';
 
-import { newestChange, PAGE_INPUTS, SERVER_INPUTS } from '../../e2e/support/build';
+import { buildInfo, PAGE_INPUTS, SERVER_INPUTS, staleInput } from '../../e2e/support/build';
 import { benchDir, projectRoot, tsxCli } from './paths';
 import { childEnv } from './proc';
 
@@ -37,13 +37,10 @@ export function checkoutAt(dir: string): Checkout {
 
 /** Why `<dir>/.bench-build` must be (re)built, or null when it is current. */
 function compiledBuildNeeded(dir: string): string | null {
-  const infoFile = path.join(dir, BENCH_BUILD_DIR, 'BUILD_INFO.json');
-  if (!existsSync(infoFile)) return 'no build yet';
-  const info = JSON.parse(readFileSync(infoFile, 'utf8')) as { serverBuiltAt?: string; pagesBuiltAt?: string | null };
-  const stale = (inputs: string[], builtAt: string | null | undefined) =>
-    !builtAt ? 'never built' : inputs.find((input) => newestChange(path.join(dir, input)) > Date.parse(builtAt));
-  const server = stale(SERVER_INPUTS, info.serverBuiltAt);
-  const pages = stale(PAGE_INPUTS, info.pagesBuiltAt);
+  const info = buildInfo(path.join(dir, BENCH_BUILD_DIR));
+  if (!info) return 'no build yet';
+  const server = staleInput(dir, SERVER_INPUTS, info.serverBuiltAt);
+  const pages = staleInput(dir, PAGE_INPUTS, info.pagesBuiltAt);
   if (pages) return `the pages are older than ${pages}`;
   if (server) return `the server is older than ${server}`;
   if (!existsSync(path.join(dir, BENCH_BUILD_DIR, 'server.mjs'))) return 'server.mjs is missing';

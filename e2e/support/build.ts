@@ -18,7 +18,7 @@ export const SERVER_INPUTS = ['src/server', 'src/shared', 'src/cli', 'src/genera
 export const PAGE_INPUTS = ['src/app', 'src/ui', 'src/shared', 'public', 'next.config.mjs', 'package-lock.json'];
 
 /** The latest modification time of a file, or of anything inside a folder (0 when it does not exist). */
-export function newestChange(entry: string): number {
+function newestChange(entry: string): number {
   if (!existsSync(entry)) return 0;
   const stat = statSync(entry);
   if (!stat.isDirectory()) return stat.mtimeMs;
@@ -34,16 +34,19 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...Object.fromEntries(inherited), BUILD_DIR: TEST_BUILD_DIR, NEXT_TELEMETRY_DISABLED: '1', ...extra } as unknown as NodeJS.ProcessEnv;
 }
 
-/** src/tooling/build.ts writes when it built each half. */
-function buildInfo(): { serverBuiltAt: string; pagesBuiltAt: string | null } | undefined {
-  const file = path.join(testBuildDir, 'BUILD_INFO.json');
+/** When src/tooling/build.ts built each half into `buildDir` (its BUILD_INFO.json); undefined for no build. */
+export function buildInfo(buildDir = testBuildDir): { serverBuiltAt?: string; pagesBuiltAt?: string | null } | undefined {
+  const file = path.join(buildDir, 'BUILD_INFO.json');
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 }
 
-function isStale(inputs: string[], builtAt: string | null | undefined): boolean {
-  if (!builtAt) return true;
-  return inputs.some((input) => newestChange(path.join(projectRoot, input)) > Date.parse(builtAt));
+/** The first of `inputs` (under `root`) changed since `builtAt`, 'never built' without one; undefined when current. */
+export function staleInput(root: string, inputs: string[], builtAt: string | null | undefined): string | undefined {
+  if (!builtAt) return 'never built';
+  return inputs.find((input) => newestChange(path.join(root, input)) > Date.parse(builtAt));
 }
+
+const isStale = (inputs: string[], builtAt: string | null | undefined) => staleInput(projectRoot, inputs, builtAt) !== undefined;
 
 /** Both suites run the whole build (the API suite's fuzzing reaches the pages too); only the stale half is rebuilt. */
 export function ensureTestBuild(): void {

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
-import { childEnv, projectRoot, testBuildDir } from './build';
+import { childEnv, projectRoot, TEST_BUILD_DIR } from './build';
 import { createTestDatabase, type TestDatabase } from './database';
 import { freePort, waitForExit } from './processes';
 import { createTokenWithCli, type IssuedToken, revokeTokenWithCli } from './token-command';
@@ -44,17 +44,19 @@ export type RunningServer = {
 
 /**
  * `database`: start on a database of the caller's (a restart, or a second instance); it is then left alone
- * on stop, and `adminToken` is '' unless this server printed one.
+ * on stop, and `adminToken` is '' unless this server printed one. `dir`: run another checkout's test build
+ * (`<dir>/.test-build/server.mjs`, in that folder), for a benchmark's baseline.
  */
-export async function startServer(options: { database?: TestDatabase; env?: Record<string, string> } = {}): Promise<RunningServer> {
+export async function startServer(options: { database?: TestDatabase; env?: Record<string, string>; dir?: string } = {}): Promise<RunningServer> {
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await createTestDatabase());
   const databaseUrl = database.url;
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
 
-  const child = spawn(process.execPath, [path.join(testBuildDir, 'server.mjs')], {
-    cwd: projectRoot,
+  const dir = options.dir ?? projectRoot;
+  const child = spawn(process.execPath, [path.join(dir, TEST_BUILD_DIR, 'server.mjs')], {
+    cwd: dir,
     env: childEnv({ ...options.env, PORT: String(port), DATABASE_URL: databaseUrl, HOSTNAME_TO_BIND: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
