@@ -87,6 +87,8 @@ function toRow(raw: RawRow, withOwner: boolean): PlantRow {
 // The plant's own columns need no join: the REST list, the API's hottest read, and a member's table.
 const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag FROM "Plant" p`;
 const ROW_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag, p."createdAt" AS "createdAt", u.name AS owner FROM "Plant" p JOIN "User" u ON u.id = p."ownerId"`;
+const ASCENDING = Prisma.sql`ASC`;
+const DESCENDING = Prisma.sql`DESC`;
 
 async function selectRows(
   actor: Actor,
@@ -97,11 +99,10 @@ async function selectRows(
   withOwner: boolean,
 ): Promise<RawRow[]> {
   if (filters.q !== undefined) await ensureNamesFolded();
-  const direction = order === 'ASC' ? Prisma.sql`ASC` : Prisma.sql`DESC`;
   return db.$queryRaw<RawRow[]>`
     ${withOwner ? ROW_COLUMNS : PLANT_COLUMNS}
     ${whereClause(actor, filters, extra)}
-    ORDER BY p.id ${direction}
+    ORDER BY p.id ${order === 'ASC' ? ASCENDING : DESCENDING}
     LIMIT ${limit}`;
 }
 
