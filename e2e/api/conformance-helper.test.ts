@@ -76,6 +76,30 @@ describe('the OpenAPI conformance check', () => {
     expect(() => check.expectConforms(response('GET', '/api/things', 400, '{"error": 1, "message": "x", "stack": "at x"}'))).toThrow(/schema/);
   });
 
+  it('fails an error value the operation does not declare for that status', () => {
+    const declaring = createConformance({
+      ...document,
+      paths: {
+        '/things': {
+          get: {
+            responses: {
+              400: {
+                description: 'bad',
+                content: {
+                  'application/json': {
+                    schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'integer', enum: [40007, 40021] } } }] },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    declaring.expectConforms(response('GET', '/api/things', 400, '{"error": 40007, "message": "limit must be an integer from 1 to 1000"}'));
+    expect(() => declaring.expectConforms(response('GET', '/api/things', 400, '{"error": 40006, "message": "a plant with id 7 already exists"}'))).toThrow(/schema/);
+  });
+
   it('fails an int32 error value out of range', () => {
     expect(() => check.expectConforms(response('GET', '/api/things', 400, '{"error": 2147483648, "message": "x"}'))).toThrow(/schema/);
   });

@@ -96,6 +96,15 @@ describe('the REST surface', () => {
       expectError(await server.admin.post('/api/plants', '{"id": 1, "name": "x", "color": 1}'), 400, 40005, /color/);
     });
 
+    it('carry a message of at most 1,000 characters, however long the field name they quote', async () => {
+      const key = `k${'\u{1F33F}'.repeat(15_000)}`;
+      const response = await server.admin.post('/api/plants', JSON.stringify({ id: 1, name: 'x', [key]: 1 }));
+      expectError(response, 400, 40005, /^unknown field "k/);
+      expect([...response.json.message].length).toBeLessThanOrEqual(1000);
+      expect(response.json.message).toMatch(/…$/);
+      expect(response.json.message.isWellFormed(), 'cut between code points, not inside a surrogate pair').toBe(true);
+    });
+
     it('carry an X-Request-Id header on every answer', async () => {
       for (const response of [await server.admin.get('/api/plants'), await server.admin.get('/api/nope'), await server.anonymous.get('/api/plants')]) {
         expect(response.headers.get('x-request-id'), `${response.request.method} ${response.request.url}`).toMatch(/\S{8,}/);

@@ -6,8 +6,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { expectJsonContentType, expectStatus, setupServer } from './helpers/fixture';
-import { bigintsToNumbers, inlineRefs, type OpenApiDocument } from './helpers/openapi-conformance';
-import type { ApiResponse } from '../support/http-client';
+import { bigintsToNumbers, createConformance, inlineRefs, type OpenApiDocument } from './helpers/openapi-conformance';
+import { type ApiResponse, parseLossless } from '../support/http-client';
 
 const server = setupServer();
 
@@ -37,6 +37,13 @@ function responseSchema(op: Json, status: string): Json {
   const schema = op.responses?.[status]?.content?.['application/json']?.schema;
   expect(schema, `application/json schema of the ${status} response`).toBeDefined();
   return schema as Json;
+}
+
+/** An error answer's schema: the Error component, narrowed to the `error` values this operation can answer there. */
+function expectErrorSchema(op: Json, status: string): void {
+  const schema = responseSchema(op, status);
+  expect(schema.allOf?.[0], `the ${status} answer is an Error`).toEqual({ $ref: '#/components/schemas/Error' });
+  expect(schema.allOf?.[1]?.properties?.error?.enum, `the ${status} answer's error values`).toEqual(expect.arrayContaining([expect.any(Number)]));
 }
 
 function parameter(op: Json, where: string, name: string): Json {
@@ -151,7 +158,7 @@ describe('operations', () => {
   it('POST /api/plants answers 200 with a Plant, and 400, 401, 413, 415 with an Error', () => {
     const op = operation('post', '/api/plants');
     expect(responseSchema(op, '200')).toEqual({ $ref: '#/components/schemas/Plant' });
-    for (const status of ['400', '401', '413', '415']) expect(responseSchema(op, status)).toEqual({ $ref: '#/components/schemas/Error' });
+    for (const status of ['400', '401', '413', '415']) expectErrorSchema(op, status);
   });
 
   it('GET /api/plants takes limit (int32, 1 to 1000, default 100) and after (int64) in the query', () => {
@@ -166,9 +173,9 @@ describe('operations', () => {
 
   it('GET /api/plants answers 200 with an array of Plant and a Link header, and 400, 401 with an Error', () => {
     const op = operation('get', '/api/plants');
-    expect(responseSchema(op, '200')).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Plant' } });
+    expect(responseSchema(op, '200')).toEqual({ type: 'array', maxItems: 1000, items: { $ref: '#/components/schemas/Plant' } });
     expect(Object.keys(op.responses['200'].headers ?? {}).map((name) => name.toLowerCase())).toContain('link');
-    for (const status of ['400', '401']) expect(responseSchema(op, status)).toEqual({ $ref: '#/components/schemas/Error' });
+    for (const status of ['400', '401']) expectErrorSchema(op, status);
   });
 
   it('DELETE /api/plants/{id} takes a required int64 path parameter id', () => {
@@ -182,14 +189,14 @@ describe('operations', () => {
     expect(op.responses['204']).toBeDefined();
     expect(op.responses['204'].content).toBeUndefined();
     expect(op.responses['200']).toBeUndefined();
-    for (const status of ['400', '401', '404']) expect(responseSchema(op, status)).toEqual({ $ref: '#/components/schemas/Error' });
+    for (const status of ['400', '401', '404']) expectErrorSchema(op, status);
   });
 
   it('every operation needs bearerAuth and documents 500 with an Error', () => {
     for (const [method, path] of [['post', '/api/plants'], ['get', '/api/plants'], ['delete', '/api/plants/{id}']] as const) {
       const op = operation(method, path);
       expect(securedBy(op), `${method} ${path} secured by bearerAuth`).toBe(true);
-      expect(responseSchema(op, '500')).toEqual({ $ref: '#/components/schemas/Error' });
+      expectErrorSchema(op, '500');
     }
   });
 
@@ -205,6 +212,27 @@ describe('operations', () => {
     expect(operation('get', '/api/plants').responses['400'].description).not.toMatch(/NewPlant/);
     expect(operation('delete', '/api/plants/{id}').responses['400'].description).toMatch(/\bid\b/i);
     expect(operation('delete', '/api/plants/{id}').responses['400'].description).not.toMatch(/NewPlant/);
+  });
+});
+
+describe('the suite holds answers to the error values each operation declares', () => {
+  // Every response of the suite passes through this check (helpers/fixture.ts): an error value an
+  // operation does not declare for its status fails the test that met it.
+  const answer = (method: string, path: string, status: number, body: string): ApiResponse => ({
+    request: { method, url: `${server.baseUrl}${path}` },
+    status,
+    headers: new Headers({ 'content-type': 'application/json' }),
+    text: body,
+    json: parseLossless(body),
+  });
+
+  it('takes a declared value and refuses one the operation cannot answer', () => {
+    const check = createConformance(doc);
+    check.expectConforms(answer('GET', '/api/plants', 400, '{"error": 40007, "message": "limit must be an integer from 1 to 1000"}'));
+    check.expectConforms(answer('DELETE', '/api/plants/7', 404, '{"error": 40401, "message": "no plant with id 7"}'));
+    expect(() => check.expectConforms(answer('GET', '/api/plants', 400, '{"error": 40006, "message": "a plant with id 7 already exists"}'))).toThrow(/schema/);
+    expect(() => check.expectConforms(answer('DELETE', '/api/plants/7', 404, '{"error": 40403, "message": "no webhook endpoint with id 7"}'))).toThrow(/schema/);
+    expect(() => check.expectConforms(answer('DELETE', '/api/plants/7', 400, '{"error": 40005, "message": "unknown field"}'))).toThrow(/schema/);
   });
 });
 

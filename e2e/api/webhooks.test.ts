@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from '@/test/webhook-receiver';
 
 import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { rawExchange, rawRequest } from '../support/http-client';
 import { eventually, plantIdOf, registerEndpoint, webhookEnv } from './helpers/webhooks';
 
 const server = setupServer({ env: webhookEnv() });
@@ -155,6 +156,44 @@ describe('delivery', () => {
     expect(String(request!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     for (const each of [secret, rotated.json.secret as string]) new Webhook(each).verify(request!.body, request!.headers as Record<string, string>);
     expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
+  });
+});
+
+describe('operations that declare no request body (rotate-secret, test, retry)', () => {
+  // The document declares no body for them, so a generated client sends none: no Content-Type, and a
+  // Content-Length of 0, no length at all, or an empty chunked body.
+  it('take no body, an empty one with or without a Content-Type, and {}', async () => {
+    const hook = await receiver();
+    const { id } = await registerEndpoint(server.admin, hook.url);
+    const test = `/api/webhooks/endpoints/${id}/test`;
+    const authorization = `Bearer ${server.adminToken}`;
+    const host = new URL(server.baseUrl).host;
+
+    const noLength = await rawExchange(server.baseUrl, `POST ${test} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`);
+    expect([noLength.status, noLength.text], 'no Content-Type, no Content-Length').toEqual([200, expect.stringContaining('"type":"webhook.test"')]);
+    const chunked = await rawRequest(server.baseUrl, { method: 'POST', path: test, headers: { authorization, 'transfer-encoding': 'chunked' }, chunks: [] });
+    expect([chunked.status, chunked.json?.type], 'an empty chunked body').toEqual([200, 'webhook.test']);
+    expectStatus(await server.admin.request('POST', test), 200);
+    expectStatus(await server.admin.request('POST', test, { body: '', contentType: 'application/json' }), 200);
+    expectStatus(await server.admin.request('POST', test, { body: '', contentType: 'text/plain' }), 200);
+    expectStatus(await server.admin.post(test, '{}'), 200);
+    await hook.waitFor(6);
+
+    const rotated = await server.admin.request('POST', `/api/webhooks/endpoints/${id}/rotate-secret`);
+    expectStatus(rotated, 200);
+    expect(rotated.json.secret).toMatch(/^whsec_/);
+    // Reaching the procedure: the delivery does not exist.
+    expectError(await server.admin.request('POST', '/api/webhooks/deliveries/999999/retry'), 404, 40404);
+    expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
+  });
+
+  it('refuse a body with content as a JSON body is refused, and any member of it by name', async () => {
+    const test = '/api/webhooks/endpoints/1/test';
+    expectError(await server.admin.post(test, '{"note": "hello", "id": 2}'), 400, 40005, /"note", "id".*takes no body/);
+    expectError(await server.admin.post(test, '[]'), 400, 40001);
+    expectError(await server.admin.post(test, 'hello'), 400, 40000);
+    expectError(await server.admin.post(test, 'hello', { contentType: 'text/plain' }), 415, 41500);
+    expectError(await server.admin.post('/api/webhooks/deliveries/1/retry', JSON.stringify({ ['x'.repeat(5000)]: 1 })), 400, 40005, /takes no body/);
   });
 });
 

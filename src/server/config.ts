@@ -90,6 +90,8 @@ const environmentSchema = z.object({
   PUBLIC_URL: z
     .string()
     .trim()
+    // The list's Link header starts with it; the document bounds that header's length.
+    .max(2000, { message: 'is at most 2000 characters' })
     .optional()
     .refine(
       (value) => {

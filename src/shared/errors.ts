@@ -1,78 +1,111 @@
 /**
  * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
  * Values are the status times 100 plus a running number, so a person reading a log can tell the status
- * from the value. Never renumber an entry: clients switch on these. README's "Errors" table mirrors this.
+ * from the value. Never renumber an entry: clients switch on these. `meaning` is Markdown: the OpenAPI
+ * document lists it (in its info table, and per operation for the values that operation can return), and
+ * README's "Errors" table is held to it by a unit test (errors.test.ts).
  */
 export const errorCatalog = {
-  invalidJson: { value: 40000, status: 400, meaning: 'The request body is not valid JSON.' },
+  invalidJson: { value: 40000, status: 400, meaning: 'The request body is not valid JSON (also: empty, not UTF-8, a key given twice).' },
   bodyNotObject: { value: 40001, status: 400, meaning: 'The request body is JSON but not an object.' },
   missingField: { value: 40002, status: 400, meaning: 'A required field is missing.' },
-  wrongType: { value: 40003, status: 400, meaning: 'A field has the wrong JSON type.' },
+  wrongType: { value: 40003, status: 400, meaning: 'A field has the wrong JSON type (`"7"` or `7.5` for an id, `null` for a tag).' },
   invalidValue: {
     value: 40004,
     status: 400,
-    meaning: 'A field is out of range or breaks a rule (length, white space, control characters).',
+    meaning:
+      'A field is out of range or breaks a rule (length, only white space or invisible characters, control characters, text that is not well-formed Unicode).',
   },
-  unknownField: { value: 40005, status: 400, meaning: 'The body has a field that the operation does not take.' },
+  unknownField: {
+    value: 40005,
+    status: 400,
+    meaning: 'The body has a field that the operation does not take (also `id` in a PATCH body, and any field where an operation takes no body).',
+  },
   plantIdTaken: { value: 40006, status: 400, meaning: 'A plant with this id already exists.' },
-  invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter (limit, after) is invalid.' },
-  invalidPathParameter: { value: 40008, status: 400, meaning: 'A value in the path (a plant id) is not an int64.' },
+  invalidQueryParameter: {
+    value: 40007,
+    status: 400,
+    meaning:
+      'A query parameter is not valid, or is given twice (the message names it): `limit`, `after`, `tag`, `q` or `owner` of the plant list; `limit`, `before` or `status` of a delivery log.',
+  },
+  invalidPathParameter: {
+    value: 40008,
+    status: 400,
+    meaning: 'A value in the path is not valid: a plant id that is not an int64, a webhook endpoint or delivery id that is not a positive int32.',
+  },
+  lastAdmin: {
+    value: 40009,
+    status: 400,
+    meaning:
+      'The change would leave no admin with a working token: revoking the last working admin token, or making the last admin who has one a member (admin page, token command).',
+  },
   malformedRequest: {
     value: 40010,
     status: 400,
-    meaning: 'The request is not valid HTTP, or its Host header is not a host name.',
+    meaning:
+      'The request is not valid HTTP: a request target that is not a path, an absolute http(s) URL or `OPTIONS *`; no `Host`, two, or one that is not a host name; two `Content-Type` or `Content-Length` fields. The connection closes after the answer.',
   },
-  batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch has more calls than the server takes at once (10).' },
+  batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch holds more than 10 calls (admin page\'s door).' },
   idempotencyKeyInvalid: {
     value: 40012,
     status: 400,
-    meaning: 'The Idempotency-Key header is not 1 to 255 printable ASCII characters, or is sent twice.',
+    meaning: 'The `Idempotency-Key` header is not 1 to 255 printable ASCII characters, or is sent twice.',
   },
   webhookUrlNotAllowed: {
     value: 40013,
     status: 400,
-    meaning: 'The webhook URL is not allowed: not https, or its host is (or resolves to) a private, loopback or link-local address.',
+    meaning:
+      'The webhook URL is not allowed: not https, or its host is (or resolves to) a private, loopback or link-local address (see Webhooks).',
   },
-  lastAdmin: { value: 40009, status: 400, meaning: 'The change would leave no admin (admin page and token command).' },
-  // 40012–40019 are left to the integrations work (Idempotency-Key, webhooks) so the two lines of work never pick the same value.
-  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold name, tag, or both.' },
-  ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The owner filter is for admins; a member sees only their own plants anyway.' },
-  missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
-  invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
-  forbidden: { value: 40300, status: 403, meaning: 'The caller is signed in but may not do this.' },
-  routeNotFound: { value: 40400, status: 404, meaning: 'No such path under /api.' },
+  // 40014–40019 are unassigned.
+  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold `name`, `tag`, or both.' },
+  ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
+  missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent. `WWW-Authenticate: Bearer realm="plants"`.' },
+  invalidToken: {
+    value: 40101,
+    status: 401,
+    meaning: 'The bearer token is unknown, revoked or expired. `WWW-Authenticate: Bearer realm="plants", error="invalid_token"`.',
+  },
+  forbidden: { value: 40300, status: 403, meaning: 'Signed in but not allowed: the webhook operations and the admin page\'s token procedures are for admins.' },
+  routeNotFound: { value: 40400, status: 404, meaning: 'No such path under `/api`.' },
   plantNotFound: { value: 40401, status: 404, meaning: 'No plant with this id that the caller has access to.' },
-  tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page only).' },
+  tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page).' },
   webhookEndpointNotFound: { value: 40403, status: 404, meaning: 'No webhook endpoint with this id.' },
   webhookDeliveryNotFound: { value: 40404, status: 404, meaning: 'No webhook delivery with this id.' },
-  methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
-  bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
-  bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
-  unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method; `Allow` lists the methods.' },
+  bodyTimeout: {
+    value: 40800,
+    status: 408,
+    meaning:
+      'The request body stalled (nothing arrived for 10 seconds) or trickled (not all there 30 seconds after it was awaited), or the whole request took over 60 seconds.',
+  },
   idempotencyKeyInFlight: {
     value: 40900,
     status: 409,
-    meaning: 'A request with this Idempotency-Key is still being carried out; retry later.',
+    meaning: 'A request with this `Idempotency-Key` is still being carried out; retry after `Retry-After`.',
   },
-  expectationFailed: { value: 41700, status: 417, meaning: 'The request has an Expect header other than 100-continue.' },
-  idempotencyKeyReused: {
-    value: 42200,
-    status: 422,
-    meaning: 'This Idempotency-Key was already used with a different request body.',
+  bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
+  unsupportedMediaType: {
+    value: 41500,
+    status: 415,
+    meaning: 'The request body is not sent as `application/json` (a PATCH may also use `application/merge-patch+json`), or its charset is not UTF-8.',
   },
+  expectationFailed: { value: 41700, status: 417, meaning: 'The request has an `Expect` header other than `100-continue`.' },
+  idempotencyKeyReused: { value: 42200, status: 422, meaning: 'This `Idempotency-Key` was already used with a different body.' },
   tooManyRequests: {
     value: 42900,
     status: 429,
-    meaning: 'Too many requests for this token, or too many failed sign-ins from this address; wait Retry-After seconds.',
+    meaning: 'Too many requests for this token, or too many invalid tokens from this address; wait `Retry-After` seconds.',
   },
   headersTooLarge: { value: 43100, status: 431, meaning: 'The request headers are larger than 16 KiB.' },
-  internal: { value: 50000, status: 500, meaning: 'The server failed; the request id in its log tells what.' },
-  unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (health check).' },
-  webhooksNotConfigured: {
-    value: 50301,
-    status: 503,
-    meaning: 'Webhooks are off on this server: WEBHOOKS_SECRET_KEY is not set.',
+  internal: {
+    value: 50000,
+    status: 500,
+    meaning:
+      'The server failed. The message carries a request id, also in the `X-Request-Id` header, under which the cause is logged. No stack, SQL or library detail reaches a client.',
   },
+  unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (`/api/health` only).' },
+  webhooksNotConfigured: { value: 50301, status: 503, meaning: 'Webhooks are off on this server: `WEBHOOKS_SECRET_KEY` is not set.' },
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;
 
 export type ErrorKind = keyof typeof errorCatalog;

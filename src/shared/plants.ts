@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { NO_CONTROL_CHARACTERS } from './control-characters';
 import { fromDecimalText, pageLimit } from './query-values';
 
 /**
@@ -59,7 +60,7 @@ const text = (field: string, maxLength: number) =>
     // A lone surrogate cannot be stored as UTF-8: SQLite would keep three other characters instead.
     .refine((value) => value.isWellFormed(), { error: `${field} must be well-formed Unicode (no lone surrogates)`, abort: true })
     .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be at most ${maxLength} characters`, abort: true })
-    .regex(/^\P{Cc}*$/u, { error: `${field} must not contain control characters` })
+    .regex(NO_CONTROL_CHARACTERS, { error: `${field} must not contain control characters` })
     .refine(hasVisibleCharacter, {
       error: (issue) =>
         /\S/u.test(issue.input as string)
@@ -114,7 +115,7 @@ const filterText = (field: string, maxLength: number) =>
     .max(maxLength * 2, { error: `${field} must be 1 to ${maxLength} characters`, abort: true })
     .refine((value) => value.isWellFormed(), { error: `${field} must be well-formed Unicode (no lone surrogates)`, abort: true })
     .refine((value) => codePoints(value) <= maxLength, { error: `${field} must be 1 to ${maxLength} characters`, abort: true })
-    .regex(/^\P{Cc}*$/u, { error: `${field} must not contain control characters` })
+    .regex(NO_CONTROL_CHARACTERS, { error: `${field} must not contain control characters` })
     .meta({ maxLength });
 
 /** The filters the list (both doors) and the page's views share. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { NO_CONTROL_CHARACTERS } from './control-characters';
 import { pageLimit } from './query-values';
 
 /**
@@ -14,6 +15,12 @@ export const DELIVERY_PAGE_DEFAULT = 20;
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;
 const INT32_MAX = 2 ** 31 - 1;
+/** What an answer's timestamps are: `Date.prototype.toISOString`, at most 27 characters. */
+const ISO_TIME_MAX_LENGTH = 30;
+/** The longest `lastError` an answer carries; the worker's own words are far shorter. */
+export const LAST_ERROR_MAX_LENGTH = 500;
+/** A whole number the document calls int32, from `min`. */
+const int32 = (min: number, max = INT32_MAX) => z.int().min(min).max(max).meta({ format: 'int32' });
 
 export const webhookEventType = z.enum(WEBHOOK_EVENTS, { error: `events are ${WEBHOOK_EVENTS.join(' and ')}` });
 
@@ -27,14 +34,14 @@ const idFromPath = (field: string, description: string) =>
         .min(1, { error: `${field} must be a positive integer` })
         .max(INT32_MAX, { error: `${field} must be a positive integer` }),
     ) as unknown as z.ZodType<number, number | string>
-  ).meta({ description, override: { type: 'integer', format: 'int32', minimum: 1 } });
+  ).meta({ description, override: { type: 'integer', format: 'int32', minimum: 1, maximum: INT32_MAX } });
 
 const webhookUrl = z
   .string({ error: 'url must be a string' })
   .trim()
   .min(1, { error: 'url must not be empty' })
   .max(WEBHOOK_URL_MAX_LENGTH, { error: `url must be at most ${WEBHOOK_URL_MAX_LENGTH} characters` })
-  .meta({ description: 'Where events are POSTed: https (http to loopback only with WEBHOOKS_ALLOW_HTTP=1)', example: 'https://example.com/hooks/plants' });
+  .meta({ format: 'uri', description: 'Where events are POSTed: https (http to loopback only with WEBHOOKS_ALLOW_HTTP=1)', example: 'https://example.com/hooks/plants' });
 
 const events = z
   .array(webhookEventType, { error: 'events must be an array of event types' })
@@ -46,7 +53,7 @@ const events = z
 const description = z
   .string({ error: 'description must be a string' })
   .max(WEBHOOK_DESCRIPTION_MAX_LENGTH, { error: `description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters` })
-  .regex(/^\P{Cc}*$/u, { error: 'description must not contain control characters' })
+  .regex(NO_CONTROL_CHARACTERS, { error: 'description must not contain control characters' })
   .meta({ description: 'A note for people: what receives these events' });
 
 const enabled = z.boolean({ error: 'enabled must be true or false' }).meta({ description: 'Whether events are queued and sent to this endpoint' });
@@ -74,53 +81,64 @@ export const listDeliveriesInput = z.object({
 
 export const deliveryIdParam = z.object({ id: idFromPath('id', 'The id of the delivery') });
 
-const isoTime = z.string().meta({ format: 'date-time' });
+const isoTime = z.string().max(ISO_TIME_MAX_LENGTH).meta({ format: 'date-time' });
+
+/** The URL as stored: the WHATWG parser's writing of it, which the SSRF guard keeps within the input's limit. */
+const storedUrl = z.string().max(WEBHOOK_URL_MAX_LENGTH).meta({ format: 'uri' });
+
+/** Standard Webhooks' `whsec_` and the base64 of 32 random bytes (webhooks/secrets.ts). */
+const signingSecret = z.string().regex(/^whsec_[A-Za-z0-9+/]{43}=$/).max(50);
 
 export const webhookEndpointSchema = z
   .object({
-    id: z.int(),
-    url: z.string(),
-    events: z.array(webhookEventType),
+    id: int32(1),
+    url: storedUrl,
+    events: z.array(webhookEventType).max(WEBHOOK_EVENTS.length),
     enabled: z.boolean(),
-    description: z.string(),
-    disabledReason: z.string().nullable().meta({ description: 'Why the server disabled the endpoint (failing for 5 days); null otherwise' }),
+    description,
+    disabledReason: z.string().max(200).nullable().meta({ description: 'Why the server disabled the endpoint (failing for 5 days); null otherwise' }),
     failingSince: isoTime.nullable().meta({ description: 'Since when attempts have failed with no success in between; null while all is well' }),
     createdAt: isoTime,
-    pending: z.int().meta({ description: 'Deliveries waiting to be sent' }),
-    failed: z.int().meta({ description: 'Deliveries given up after their retries (kept 7 days)' }),
+    pending: int32(0).meta({ description: 'Deliveries waiting to be sent' }),
+    failed: int32(0).meta({ description: 'Deliveries given up after their retries (kept 7 days)' }),
   })
   .meta({ id: 'WebhookEndpoint' });
 
 export const webhookEndpointWithSecretSchema = webhookEndpointSchema
-  .extend({ secret: z.string().meta({ description: 'The signing secret (whsec_…): shown this once' }) })
+  .extend({ secret: signingSecret.meta({ description: 'The signing secret (whsec_…): shown this once' }) })
   .meta({ id: 'WebhookEndpointWithSecret' });
 
 export const webhookSecretSchema = z
   .object({
-    secret: z.string().meta({ description: 'The new signing secret (whsec_…): shown this once' }),
+    secret: signingSecret.meta({ description: 'The new signing secret (whsec_…): shown this once' }),
     previousValidUntil: isoTime.meta({ description: 'Until when deliveries are also signed with the previous secret' }),
   })
   .meta({ id: 'WebhookSecret' });
 
 export const webhookDeliverySchema = z
   .object({
-    id: z.int(),
-    endpointId: z.int(),
-    eventId: z.string().meta({ description: 'The webhook-id header: the same for every attempt' }),
-    type: z.string(),
+    id: int32(1),
+    endpointId: int32(1),
+    eventId: z
+      .string()
+      .max(36)
+      .regex(/^msg_[0-9A-Za-z_-]{1,32}$/)
+      .meta({ description: 'The webhook-id header (`msg_` and 32 hex digits): the same for every attempt' }),
+    type: z.enum([...WEBHOOK_EVENTS, 'webhook.test']),
     plantId: z
       .bigint()
       .meta({ override: { type: 'integer', format: 'int64' } })
       .nullable()
       .meta({ description: 'The id of the plant a plant.created or plant.deleted event is about, exact; null for webhook.test' }),
     status: z.enum(DELIVERY_STATUSES),
-    attempts: z.int(),
+    attempts: int32(0),
     createdAt: isoTime,
     nextAttemptAt: isoTime.nullable().meta({ description: 'When the next attempt is due (pending only; it also waits for older deliveries to this endpoint)' }),
     lastAttemptAt: isoTime.nullable(),
-    lastStatus: z.int().nullable().meta({ description: "The HTTP status of the last attempt; null when no answer came" }),
-    lastError: z.string().nullable().meta({ description: 'What went wrong on the last attempt' }),
-    lastResponse: z.string().nullable().meta({ description: "At most 4 KiB of the receiver's last answer, as text: show it escaped" }),
+    lastStatus: int32(0, 999).nullable().meta({ description: 'The HTTP status of the last attempt; null when no answer came' }),
+    lastError: z.string().max(LAST_ERROR_MAX_LENGTH).nullable().meta({ description: 'What went wrong on the last attempt' }),
+    // 4 KiB of UTF-8 decode to at most 4,096 characters.
+    lastResponse: z.string().max(4096).nullable().meta({ description: "At most 4 KiB of the receiver's last answer, as text: show it escaped" }),
     deliveredAt: isoTime.nullable(),
   })
   .meta({ id: 'WebhookDelivery' });

@@ -16,6 +16,7 @@ import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
+import { stringifyExactJson } from './rest/exact-json';
 import { buildOpenApiDocument } from './rest/openapi';
 import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
@@ -67,7 +68,8 @@ export function createFront(options: FrontOptions) {
     [
       `${API_BASE_PATH}/openapi.json`,
       async () => {
-        openApiJson ??= JSON.stringify(buildOpenApiDocument(router));
+        // Lossless: the int64 bounds are written with every digit.
+        openApiJson ??= stringifyExactJson(buildOpenApiDocument(router));
         return jsonReply(200, openApiJson, { 'Cache-Control': 'no-cache' });
       },
     ],

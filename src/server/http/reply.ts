@@ -28,10 +28,22 @@ export function jsonReply(status: number, body: string | null, headers: Record<s
   return { status, headers: { ...(body === null ? {} : { 'Content-Type': 'application/json' }), ...headers }, body };
 }
 
+/**
+ * The longest `message` an error body carries, in characters (code points). A message may quote what the
+ * client sent (an unknown field's name), so it is cut here, once for every failure, as the document says.
+ */
+export const MESSAGE_MAX_LENGTH = 1000;
+
+function bounded(message: string): string {
+  if (message.length <= MESSAGE_MAX_LENGTH) return message;
+  const characters = [...message];
+  return characters.length <= MESSAGE_MAX_LENGTH ? message : `${characters.slice(0, MESSAGE_MAX_LENGTH - 1).join('')}…`;
+}
+
 /** The contract's error body, `{"error": <int32>, "message": <string>}`, with the status of its kind. */
 export function problemReply({ kind, message }: Problem, headers: Record<string, string> = {}): Reply {
   const { status, value } = errorCatalog[kind];
-  return jsonReply(status, JSON.stringify({ error: value, message }), headers);
+  return jsonReply(status, JSON.stringify({ error: value, message: bounded(message) }), headers);
 }
 
 export function writeReply(response: ServerResponse, reply: Reply, options: { head?: boolean } = {}): void {

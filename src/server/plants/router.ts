@@ -7,16 +7,19 @@ import {
   listPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
 } from '@/shared/plants';
+import { nextPageLinkHeader } from '@/shared/query-values';
 import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 
 import { plantAnswer } from './answer';
 
 const tags = ['plants'];
-const unauthorized = { 401: 'The bearer token is missing or not valid' };
+/** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
+const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
@@ -38,18 +41,12 @@ export const plantsRouter = createTRPCRouter({
         tags,
         operationId: 'createPlant',
         summary: 'Create a plant',
+        description:
+          'Creates a plant with the id the client chose (any int64, kept exact: write it as a JSON number with every digit). The caller owns it. An `Idempotency-Key` makes a retry safe.',
         successDescription: 'The plant as stored (or, with `Idempotent-Replayed: true`, the answer the first request with this Idempotency-Key got)',
         requestHeaders: idempotencyHeader,
         responseHeaders: replayedHeader,
-        errorResponses: {
-          400: 'The body is not a valid NewPlant, the id is taken, or the Idempotency-Key is malformed',
-          ...unauthorized,
-          408: 'The body stalled: nothing arrived for 10 seconds',
-          409: 'A request with this Idempotency-Key is still being carried out',
-          413: 'The body is larger than 64 KiB',
-          415: 'The body is not sent as application/json',
-          422: 'This Idempotency-Key was already used with a different body',
-        },
+        errors: [...fieldErrors, 'plantIdTaken'],
       },
     })
     .input(newPlantSchema)
@@ -64,15 +61,17 @@ export const plantsRouter = createTRPCRouter({
         tags,
         operationId: 'listPlants',
         summary: 'List the plants you have access to, by id ascending',
+        description:
+          'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
         responseHeaders: z.object({
-          Link: z.string().optional().meta({ description: '`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)' }),
+          Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
         }),
-        errorResponses: { 400: 'limit, after or a filter (tag, q, owner) is not valid, or a member sent owner', ...unauthorized },
+        errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
       },
     })
     .input(listPlantsInput)
-    .output(z.array(plantAnswer))
+    .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
@@ -93,14 +92,7 @@ export const plantsRouter = createTRPCRouter({
         description:
           'The body is a JSON merge patch (RFC 7396), sent as `application/merge-patch+json` or `application/json`: `{"name": …}` renames, `{"tag": …}` re-tags, `{"tag": null}` removes the tag. The id cannot change.',
         successDescription: 'The plant as stored after the change',
-        errorResponses: {
-          400: 'The id is not an int64, the patch is empty, or it has a field other than name and tag, or a value that breaks a rule',
-          ...unauthorized,
-          404: 'No plant with this id that you have access to',
-          408: 'The body stalled: nothing arrived for 10 seconds',
-          413: 'The body is larger than 64 KiB',
-          415: 'The body is not sent as application/merge-patch+json or application/json',
-        },
+        errors: ['wrongType', 'invalidValue', 'unknownField', 'invalidPathParameter', 'emptyPatch', 'plantNotFound'],
       },
     })
     .input(patchPlantInput)
@@ -127,8 +119,9 @@ export const plantsRouter = createTRPCRouter({
         tags,
         operationId: 'deletePlant',
         summary: 'Delete a plant',
+        description: 'Deletes a plant the caller has access to. A plant the caller has no access to is answered exactly as one that does not exist (404).',
         successDescription: 'Deleted; no body',
-        errorResponses: { 400: 'The id is not an int64', ...unauthorized, 404: 'No plant with this id that you have access to' },
+        errors: ['invalidPathParameter', 'plantNotFound'],
       },
     })
     .input(plantIdParam)

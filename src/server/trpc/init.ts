@@ -8,7 +8,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
 import { can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
-import { AppError, errorCatalog } from '@/shared/errors';
+import { AppError, errorCatalog, type ErrorKind } from '@/shared/errors';
 
 import { transformer } from './transformer';
 
@@ -42,6 +42,17 @@ export async function createContext({ authorization }: { authorization: string |
   return contextFor(await resolveBearer(authorization));
 }
 
+/**
+ * What a procedure says about its REST operation: trpc-to-openapi's meta, and `errors`, the error kinds
+ * its input and service can answer there (a path value is 40008, a query value 40007, a body field
+ * 40002–40005). The REST door adds the kinds its own steps answer (http/rest/door-errors.ts); the OpenAPI
+ * document lists both per operation and status, from the catalogue. `errorResponses` is not used: the
+ * statuses follow from the kinds.
+ */
+export type ProcedureMeta = {
+  openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
+};
+
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
@@ -62,7 +73,7 @@ export function asTrpcError(error: AppError): TRPCError {
   return new TRPCError({ code: trpcCodeByStatus[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
 }
 
-const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer,
   errorFormatter({ shape, error, input, ctx }) {
     const problem = problemFromError(error, input);

@@ -14,10 +14,15 @@ import { stringify } from 'lossless-json';
 
 /** Sent to one endpoint on request ("send test event"); nobody subscribes to it. */
 export const TEST_EVENT_TYPE = 'webhook.test';
+/** The `message` of every test event (the document declares it as a constant). */
+export const TEST_EVENT_MESSAGE = 'a test event from Plant Store';
 
-/** The `webhook-id` of an event: the same for every endpoint and every attempt, so receivers can drop repeats. */
+/**
+ * The `webhook-id` of an event: the same for every endpoint and every attempt, so receivers can drop
+ * repeats. `msg_` and 32 hex digits (128 random bits), as the triggers write the ids of plant events.
+ */
 export function newEventId(): string {
-  return `msg_${randomBytes(18).toString('base64url')}`;
+  return `msg_${randomBytes(16).toString('hex')}`;
 }
 
 /** `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly: what the triggers write too. */

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 
+import { nextPageLinkHeader } from '@/shared/query-values';
 import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 import {
   createWebhookEndpointInput,
   DELIVERY_PAGE_DEFAULT,
+  DELIVERY_PAGE_MAX,
   deliveryIdParam,
   listDeliveriesInput,
   updateWebhookEndpointInput,
@@ -28,9 +30,10 @@ import {
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
 const tags = ['webhooks'];
-const signedInAdmin = { 401: 'The bearer token is missing or not valid', 403: 'Only admins manage webhooks' };
-const noEndpoint = { 404: 'No webhook endpoint with this id' };
-const notConfigured = { 503: 'Webhooks are off: the server has no WEBHOOKS_SECRET_KEY' };
+/** Every operation here needs an admin (the REST door adds its own failures: http/rest/door-errors.ts). */
+const forAdmins = 'forbidden';
+const oneEndpoint = ['invalidPathParameter', 'webhookEndpointNotFound'] as const;
+const bodyErrors = ['wrongType', 'invalidValue', 'unknownField'] as const;
 
 /**
  * Admin-only: webhook endpoints and their delivery log. Everything the admin page's webhook views need,
@@ -46,8 +49,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'listWebhookEndpoints',
         summary: 'List the webhook endpoints',
+        description: 'Every registered endpoint by id, with how many deliveries wait for it and how many were given up. Never a signing secret.',
         successDescription: 'Every endpoint by id, with its count of waiting and failed deliveries (never a secret)',
-        errorResponses: signedInAdmin,
+        errors: [forAdmins],
       },
     })
     .input(z.object({}))
@@ -62,8 +66,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'getWebhookEndpoint',
         summary: 'One webhook endpoint',
+        description: 'One endpoint: its URL, events, state and counts. Never its signing secret.',
         successDescription: 'The endpoint (never its secret)',
-        errorResponses: { 400: 'The id is not a positive integer', ...signedInAdmin, ...noEndpoint },
+        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
@@ -78,8 +83,10 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'createWebhookEndpoint',
         summary: 'Register a webhook endpoint',
+        description:
+          'Registers a URL to POST the chosen events to. The URL must be https to a public address (see `WEBHOOKS_ALLOW_HTTP` and `WEBHOOKS_ALLOW_PRIVATE`), checked now and before every attempt. The answer carries the signing secret, shown this once.',
         successDescription: 'The endpoint with its signing secret, shown this once',
-        errorResponses: { 400: 'The body is not valid, or the URL is not allowed (https only; no private addresses)', ...signedInAdmin, ...notConfigured },
+        errors: [forAdmins, 'missingField', ...bodyErrors, 'webhookUrlNotAllowed', 'webhooksNotConfigured'],
       },
     })
     .input(createWebhookEndpointInput)
@@ -94,8 +101,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'updateWebhookEndpoint',
         summary: 'Change a webhook endpoint: URL, events, enabled, description',
+        description: 'A merge patch of the URL, events, enabled and description. Enabling an endpoint clears its failure record and sends what waits for it.',
         successDescription: 'The endpoint as changed. Enabling it clears its failure record and sends what waits for it',
-        errorResponses: { 400: 'The body is not valid, or the URL is not allowed', ...signedInAdmin, ...noEndpoint },
+        errors: [forAdmins, ...bodyErrors, 'webhookUrlNotAllowed', ...oneEndpoint],
       },
     })
     .input(updateWebhookEndpointInput)
@@ -110,8 +118,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint and its delivery log',
+        description: 'Deletes the endpoint with its delivery log; nothing more is sent to it.',
         successDescription: 'Deleted; no body',
-        errorResponses: { 400: 'The id is not a positive integer', ...signedInAdmin, ...noEndpoint },
+        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
@@ -126,8 +135,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'rotateWebhookSecret',
         summary: 'Give the endpoint a new signing secret',
+        description: 'A new signing secret, shown this once. For 24 hours deliveries carry two signatures, one per secret, so the receiver can switch. Takes no body.',
         successDescription: 'The new secret, shown this once; for 24 hours deliveries carry signatures with both',
-        errorResponses: { 400: 'The id is not a positive integer', ...signedInAdmin, ...noEndpoint, ...notConfigured },
+        errors: [forAdmins, ...oneEndpoint, 'webhooksNotConfigured'],
       },
     })
     .input(webhookEndpointIdParam)
@@ -142,8 +152,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'sendWebhookTest',
         summary: 'Send a webhook.test event to this endpoint',
+        description: 'Queues a `webhook.test` event for this endpoint only, after what already waits for it. Takes no body.',
         successDescription: 'The delivery queued; follow it in the delivery log',
-        errorResponses: { 400: 'The id is not a positive integer', ...signedInAdmin, ...noEndpoint },
+        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
@@ -158,15 +169,17 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'listWebhookDeliveries',
         summary: "An endpoint's delivery log, newest first",
+        description:
+          'One page of the deliveries to this endpoint, newest first, optionally only those in one state. Page with `before` = the last id of a page, or follow the `Link` header. Delivered and failed deliveries are kept 7 days.',
         successDescription: 'At most `limit` deliveries; the `Link` header points at the next (older) page when there is one',
         responseHeaders: z.object({
-          Link: z.string().optional().meta({ description: '`<…?limit=N&before=LASTID>; rel="next"` when older deliveries follow (RFC 8288)' }),
+          Link: nextPageLinkHeader('`<…?limit=N&before=LASTID>; rel="next"` when older deliveries follow (RFC 8288)'),
         }),
-        errorResponses: { 400: 'id, limit, before or status is not valid', ...signedInAdmin, ...noEndpoint },
+        errors: [forAdmins, ...oneEndpoint, 'invalidQueryParameter'],
       },
     })
     .input(listDeliveriesInput)
-    .output(z.array(webhookDeliverySchema))
+    .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
       const page = await listDeliveries({ id: input.id, limit, before: input.before, status: input.status });
@@ -184,8 +197,9 @@ export const webhooksRouter = createTRPCRouter({
         tags,
         operationId: 'retryWebhookDelivery',
         summary: 'Retry a delivery now',
+        description: 'Makes a pending or failed delivery due at once (after older deliveries to the same endpoint). Takes no body.',
         successDescription: 'The delivery, due at once (after older deliveries to the same endpoint)',
-        errorResponses: { 400: 'The id is not a positive integer', ...signedInAdmin, 404: 'No delivery with this id' },
+        errors: [forAdmins, 'invalidPathParameter', 'webhookDeliveryNotFound'],
       },
     })
     .input(deliveryIdParam)

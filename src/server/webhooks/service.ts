@@ -5,9 +5,9 @@ import { isInteger, parse } from 'lossless-json';
 import { config } from '@/server/config';
 import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@/shared/webhooks';
+import { LAST_ERROR_MAX_LENGTH, type WebhookDelivery, type WebhookEndpoint, type WebhookEventType } from '@/shared/webhooks';
 
-import { deliveriesQueued, eventPayload, newEventId, setEndpointsMayExist, TEST_EVENT_TYPE } from './outbox';
+import { deliveriesQueued, eventPayload, newEventId, setEndpointsMayExist, TEST_EVENT_MESSAGE, TEST_EVENT_TYPE } from './outbox';
 import { decryptSecret, encryptSecret, newSigningSecret } from './secrets';
 import { checkWebhookTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
 
@@ -46,6 +46,16 @@ async function checkedUrl(url: string, lookup?: Lookup): Promise<string> {
 
 const encodeEvents = (events: readonly WebhookEventType[]) => `,${[...events].sort().join(',')},`;
 const decodeEvents = (events: string) => events.split(',').filter(Boolean) as WebhookEventType[];
+/**
+ * `text` within `max` UTF-16 units, ending in `…` when cut (never inside a surrogate pair). `lastError` is
+ * the worker's own words, or an unexpected exception's message, which could be of any length.
+ */
+function cutTo(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 2] ?? '') ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
+}
+
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 const endpointColumns = {
@@ -250,7 +260,7 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     id: row.id,
     endpointId: row.endpointId,
     eventId: row.eventId,
-    type: row.type,
+    type: row.type as WebhookDelivery['type'],
     plantId: plantIdOf(row.type, row.payload),
     status: row.status as WebhookDelivery['status'],
     attempts: row.attempts,
@@ -258,7 +268,7 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAtMs) : null,
     lastAttemptAt: iso(row.lastAttemptAtMs),
     lastStatus: row.lastStatus,
-    lastError: row.lastError,
+    lastError: row.lastError === null ? null : cutTo(row.lastError, LAST_ERROR_MAX_LENGTH),
     lastResponse: row.lastResponse,
     deliveredAt: iso(row.deliveredAtMs),
   };
@@ -273,7 +283,7 @@ export async function sendTestEvent(id: number): Promise<WebhookDelivery> {
         endpointId: id,
         eventId: newEventId(),
         type: TEST_EVENT_TYPE,
-        payload: eventPayload(TEST_EVENT_TYPE, { endpointId: id, message: 'a test event from Plant Store' }, new Date(now)),
+        payload: eventPayload(TEST_EVENT_TYPE, { endpointId: id, message: TEST_EVENT_MESSAGE }, new Date(now)),
         createdAtMs: BigInt(now),
         nextAttemptAtMs: BigInt(now),
       },

@@ -122,6 +122,8 @@ describe('checkWebhookTarget with the flags unset', () => {
     expect(await refusal('https://93.184.215.14:25/')).toMatch(/port 25/);
     expect(await refusal('https://93.184.215.14:6379x/')).toMatch(/not a valid/);
     expect(await refusal(`https://example.com/${'a'.repeat(2000)}`)).toMatch(/at most 2000/);
+    // Short enough as typed, too long as stored (the parser percent-encodes): answers promise at most 2000.
+    expect(await refusal(`https://93.184.215.14/${' '.repeat(700)}x`)).toMatch(/at most 2000 characters once percent-encoded/);
     expect(await refusal('not a url')).toMatch(/not a valid/);
   });
 });

@@ -139,6 +139,8 @@ export function parseWebhookUrl(text: string, policy: TargetPolicy): URL {
   } catch {
     throw new TargetRefused('the webhook URL is not a valid absolute URL');
   }
+  // Stored and answered as the parser writes it, which percent-encodes: the written form keeps the limit too.
+  if (url.href.length > WEBHOOK_URL_MAX_LENGTH) throw new TargetRefused(`the webhook URL must be at most ${WEBHOOK_URL_MAX_LENGTH} characters once percent-encoded`);
   if (url.protocol === 'http:') {
     if (!policy.allowHttp) throw new TargetRefused('the webhook URL must use https:// (http:// to a loopback address needs WEBHOOKS_ALLOW_HTTP=1)');
   } else if (url.protocol !== 'https:') {

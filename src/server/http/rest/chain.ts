@@ -12,7 +12,7 @@ import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
-import { readJsonObject } from './json-body';
+import { readAbsentBody, readJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
@@ -33,9 +33,9 @@ function requireToken(auth: AuthState): void {
  * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
  * trpc-to-openapi leaves open, in the order a request meets them: the route (404), the method (405 with
  * `Allow`; OPTIONS answers it), the token (401, or 429 from the shared guard) before any body is read, the
- * content type (415), the body (413, 408, 400), the procedure (once per Idempotency-Key where the
- * operation declares one), and the answer (exact int64, 204 for no result, `Link` for the next page,
- * `{error, message}` for every failure).
+ * content type (415), the body (413, 408, 400; none where the operation declares none), the procedure
+ * (once per Idempotency-Key where the operation declares one), and the answer (exact int64, 204 for no
+ * result, `Link` for the next page, `{error, message}` for every failure).
  */
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, publicUrl, cors } = options;
@@ -61,9 +61,12 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
     let body: Record<string, unknown> | undefined;
-    if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+    if (route.takesBody) {
       checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       body = await readJsonObject(request, response);
+    } else if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+      // A write that declares no body (rotate a secret, send a test event) is called as declared: with none.
+      body = await readAbsentBody(request, response, `${route.method} ${API_BASE_PATH}${route.template}`);
     }
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));

@@ -4,6 +4,7 @@ import { decodeUtf8, readBody } from '../guards/body';
 import type { FrontRequest } from '../request';
 import { refuse } from '../reply';
 
+import { checkContentType } from './content-type';
 import { parseExactJson } from './exact-json';
 
 function describe(body: unknown): string {
@@ -12,9 +13,8 @@ function describe(body: unknown): string {
   return typeof body === 'bigint' ? 'a number' : `a ${typeof body}`;
 }
 
-/** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
-export async function readJsonObject(request: FrontRequest, response: ServerResponse): Promise<Record<string, unknown>> {
-  const text = decodeUtf8(await readBody(request, response));
+/** Body text as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
+function parseJsonObject(text: string): Record<string, unknown> {
   let body: unknown;
   try {
     body = parseExactJson(text);
@@ -24,4 +24,27 @@ export async function readJsonObject(request: FrontRequest, response: ServerResp
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse('bodyNotObject', `the body must be a JSON object, not ${describe(body)}`);
   return body as Record<string, unknown>;
+}
+
+/** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
+export async function readJsonObject(request: FrontRequest, response: ServerResponse): Promise<Record<string, unknown>> {
+  return parseJsonObject(decodeUtf8(await readBody(request, response)));
+}
+
+/**
+ * The body of an operation that declares none (`POST …/rotate-secret`): a generated client calls it with
+ * no body at all, with or without a Content-Type; others send an empty object. Both are taken. A body
+ * with content is read as a JSON body is (media type, JSON, an object), and any member is refused as an
+ * unknown field: nothing a client sends is silently dropped.
+ */
+export async function readAbsentBody(request: FrontRequest, response: ServerResponse, operation: string): Promise<Record<string, never>> {
+  const bytes = await readBody(request, response);
+  if (bytes.byteLength === 0) return {};
+  checkContentType(request.raw.headers['content-type'], ['application/json']);
+  const fields = Object.keys(parseJsonObject(decodeUtf8(bytes)));
+  if (fields.length > 0) {
+    const named = fields.slice(0, 3).map((field) => `"${field.length > 40 ? `${field.slice(0, 40)}…` : field}"`);
+    throw refuse('unknownField', `unknown field${fields.length > 1 ? 's' : ''} ${named.join(', ')}${fields.length > 3 ? ', …' : ''}: ${operation} takes no body`);
+  }
+  return {};
 }

@@ -1,10 +1,18 @@
+import { STATUS_CODES } from 'node:http';
+
 import type { AnyTRPCRouter } from '@trpc/server';
-import { generateOpenApiDocument, type OpenApiBuilder, type OpenApiMeta } from 'trpc-to-openapi';
+import { generateOpenApiDocument, type OpenApiBuilder } from 'trpc-to-openapi';
 import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
-import { errorCatalog } from '@/shared/errors';
-import { plantPatchSchema } from '@/shared/plants';
+import { errorCatalog, type ErrorKind } from '@/shared/errors';
+import { TEST_EVENT_MESSAGE } from '@/server/webhooks/outbox';
+import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
+
+import { MESSAGE_MAX_LENGTH } from '../reply';
+
+import { doorErrorKinds } from './door-errors';
+import { restOperations } from './routing';
 
 export const API_VERSION = '1.1.0';
 
@@ -19,33 +27,80 @@ type Operation = {
   responses: Record<string, ResponseObject>;
 };
 
+const INT32_MAX = 2 ** 31 - 1;
+const int32 = (minimum: number, maximum = INT32_MAX) => ({ type: 'integer' as const, format: 'int32', minimum, maximum });
+
 const errorSchema: SchemaObject = {
   type: 'object',
   description: 'Every failure of /api answers with this body and nothing else.',
   required: ['error', 'message'],
   additionalProperties: false,
   properties: {
-    error: { type: 'integer', format: 'int32', description: 'A stable number per condition; see the table in the info.' },
-    message: { type: 'string', description: 'What went wrong, in a sentence a person can act on.' },
+    error: {
+      // The status times 100 plus a running number: 40000 to 59999.
+      ...int32(40000, 59999),
+      description: 'A stable number per condition; the table in the info lists them, and each operation the ones it can return.',
+    },
+    message: { type: 'string', maxLength: MESSAGE_MAX_LENGTH, description: 'What went wrong, in a sentence a person can act on.' },
   },
 };
 
 const errorTable = Object.values(errorCatalog)
+  .toSorted((a, b) => a.value - b.value)
   .map(({ value, status, meaning }) => `| ${value} | ${status} | ${meaning} |`)
   .join('\n');
 
-function describeStatus(status: number, description: string): string {
-  const values = Object.values(errorCatalog)
-    .filter((entry) => entry.status === status)
-    .map((entry) => `${entry.value}: ${entry.meaning}`);
-  return [description, ...values].join('\n\n');
+const DESCRIPTION = `A store of plants. Every call needs \`Authorization: Bearer <token>\`.
+
+Ids of plants are int64, written in requests and answers as JSON numbers with every digit (9007199254740993 stays itself). A JSON parser that reads numbers as doubles rounds those beyond ±2^53: read them as bigint (README, "Generated clients", has set-ups for openapi-fetch, hey-api and orval that do).
+
+Every failure is \`{"error": <int32>, "message": <string>}\`; each operation lists, per status, the \`error\` values it can answer. A request the server refuses before it reaches any operation can also get 40010, 40800, 41700 or 43100, and a path or method not in this document 40400 or 40500.
+
+| error | status | meaning |
+|---|---|---|
+${errorTable}`;
+
+const TAGS = [
+  { name: 'plants', description: 'The catalogue: create, list (by id, in pages, with filters), rename or re-tag, delete. Members see and change their own plants, admins all.' },
+  { name: 'webhooks', description: 'Admins only: endpoints that receive `plant.created` and `plant.deleted` events (see `webhooks`), and their delivery logs.' },
+];
+
+/** Headers an answer with this status carries, exactly as the guards and the chain send them. */
+const HEADERS_BY_STATUS: Record<string, Json> = {
+  401: {
+    'WWW-Authenticate': {
+      description: 'The challenge (RFC 6750), with `error="invalid_token"` when a token was sent.',
+      required: true,
+      schema: { type: 'string', enum: ['Bearer realm="plants"', 'Bearer realm="plants", error="invalid_token"'] },
+    },
+  },
+  409: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: int32(1) } },
+  // The rate limiter's refusal (http/guards/auth.ts); no other answer carries them.
+  429: {
+    'Retry-After': { description: 'Seconds to wait before trying again.', required: true, schema: int32(1) },
+    'RateLimit-Limit': { description: 'The burst the limit allows.', required: true, schema: int32(1) },
+    'RateLimit-Remaining': { description: 'Requests left now: none.', required: true, schema: int32(0, 0) },
+    'RateLimit-Reset': { description: 'Seconds until a request is taken again (as Retry-After).', required: true, schema: int32(1) },
+    'RateLimit-Policy': {
+      description: '`<burst>;w=<seconds the bucket takes to refill>`.',
+      required: true,
+      schema: { type: 'string', pattern: '^[0-9]+;w=[0-9]+$', maxLength: 30 },
+    },
+  },
+};
+
+/** `error` is one of `kinds`' values: the Error component narrowed to what this answer can carry. */
+function errorContent(kinds: ErrorKind[]) {
+  const values = kinds.map((kind) => errorCatalog[kind].value).sort((a, b) => a - b);
+  const narrowed = { type: 'object', properties: { error: { ...int32(values[0]!, values.at(-1)!), enum: values } } };
+  return { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, narrowed] } } };
 }
 
-/**
- * The document trpc-to-openapi generates from the router, completed where the REST edge answers
- * differently from the library: every failure is an `Error` ({error, message}), a void procedure answers
- * 204, 401 carries its challenge, and every operation may fail with 500.
- */
+function describeFailure(status: number, kinds: ErrorKind[]): string {
+  const values = kinds.map((kind) => `- \`${errorCatalog[kind].value}\`: ${errorCatalog[kind].meaning}`);
+  return `${STATUS_CODES[status]}. \`error\` is one of:\n\n${values.join('\n')}`;
+}
+
 /** Components for the input schemas that carry an id (`.meta({ id })`), such as NewPlant, as clients send them. */
 function inputComponents(router: AnyTRPCRouter): Record<string, Json> {
   const components: Record<string, Json> = {};
@@ -59,42 +114,56 @@ function inputComponents(router: AnyTRPCRouter): Record<string, Json> {
 
 const withoutDescription = ({ description, ...schema }: Json) => JSON.stringify(schema);
 
+const INT64_NOTE = 'An int64, written as a JSON number with every digit: read it without rounding (a bigint beyond ±2^53).';
+
 /**
- * Each operation's own words for its failures, from the procedure's `errorResponses` meta. The library
- * caches one response object per error code, so in its document every 400 reads like the first one.
+ * Every int64 in the document gets its range, written exactly (bigint: the document is served with
+ * lossless JSON), and a word on reading it, which generators copy into the client's doc comments.
  */
-function failureDescriptions(router: AnyTRPCRouter): Map<string, Record<string, string>> {
-  const descriptions = new Map<string, Record<string, string>>();
-  for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta } }>)) {
-    const openapi = procedure._def.meta?.openapi;
-    if (openapi?.errorResponses && !Array.isArray(openapi.errorResponses)) {
-      descriptions.set(openapi.operationId ?? path.replace(/\./g, '-'), openapi.errorResponses);
-    }
+function markInt64(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(markInt64);
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Json;
+  if (schema.type === 'integer' && schema.format === 'int64') {
+    schema.minimum ??= INT64_MIN;
+    schema.maximum ??= INT64_MAX;
+    schema.description = typeof schema.description === 'string' ? `${schema.description.replace(/\.?$/, '.')} ${INT64_NOTE}` : INT64_NOTE;
   }
-  return descriptions;
+  for (const value of Object.values(schema)) markInt64(value);
 }
 
+/**
+ * The document trpc-to-openapi generates from the router, completed where the REST edge answers
+ * differently from the library: every failure is an `Error` ({error, message}) whose `error` values are
+ * the ones this operation can answer (the procedure's meta `errors` and the door's own, from the error
+ * catalogue), a void procedure answers 204, 401, 409 and 429 carry their headers.
+ */
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
-  const ownWords = failureDescriptions(router);
+  const failures = new Map(
+    restOperations(router).map(({ route, openapi }) => [`${route.method.toLowerCase()} ${route.template}`, [...new Set([...doorErrorKinds(route), ...openapi.errors])]]),
+  );
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
     version: API_VERSION,
-    description: `A store of plants. Every call needs \`Authorization: Bearer <token>\`.\n\n| error | status | meaning |\n|---|---|---|\n${errorTable}`,
+    description: DESCRIPTION,
     baseUrl: '/api',
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token such as `pst_…` from `npm run token -- create`.' } },
   });
+  Object.assign(document.info, { contact: { name: 'Plant Store' } });
+  // The API is served beside this document for the public (OWASP's inventory rule asks to say so).
+  document.servers = (document.servers ?? []).map((server) => ({ ...server, 'x-internal': false }));
+  document.tags = TAGS;
   const schemas = (document.components!.schemas ??= {});
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
-  const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
   // where the rebuilt schema is a named component after all, refer to the component.
   const componentByShape = new Map(Object.entries(schemas).map(([name, schema]) => [withoutDescription(schema as Json), name]));
 
-  for (const pathItem of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(pathItem as Record<string, Operation>)) {
+  for (const [path, pathItem] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(pathItem as Record<string, Operation>)) {
       const body = operation.requestBody?.content['application/json'];
       const component = body && componentByShape.get(withoutDescription(body.schema));
       if (body && component) body.schema = { $ref: `#/components/schemas/${component}` };
@@ -112,36 +181,23 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
         delete responses['200'];
         responses['204'] = { description: success.description, headers: success.headers };
       }
-      if (operation.security) responses['429'] ??= { description: 'Too many requests; wait Retry-After seconds' };
-      responses['500'] ??= { description: 'The server failed' };
-      for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) < 400) continue;
+      // The failures come from the catalogue, by status; the library's guesses are dropped.
+      for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
+      const kinds = failures.get(`${method} ${path}`) ?? [];
+      for (const status of [...new Set(kinds.map((kind) => errorCatalog[kind].status))].sort((a, b) => a - b)) {
+        const ofStatus = kinds.filter((kind) => errorCatalog[kind].status === status);
         responses[status] = {
-          description: describeStatus(Number(status), ownWords.get(operation.operationId ?? '')?.[status] ?? response.description),
-          ...(status === '401' && {
-            headers: {
-              'WWW-Authenticate': {
-                description: 'The challenge: `Bearer realm="plants"`, with `error="invalid_token"` when a token was sent.',
-                schema: { type: 'string' },
-              },
-            },
-          }),
-          ...(status === '409' && {
-            headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
-          }),
-          ...(status === '429' && {
-            headers: {
-              'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
-              'RateLimit-Limit': { description: 'The burst the limit allows.', schema: { type: 'integer' } },
-            },
-          }),
-          content: errorContent,
+          description: describeFailure(status, ofStatus),
+          ...(HEADERS_BY_STATUS[status] && { headers: HEADERS_BY_STATUS[status] }),
+          content: errorContent(ofStatus),
         };
       }
     }
   }
   Object.assign(schemas, webhookEventSchemas);
-  return Object.assign(document, { webhooks: webhookOperations() });
+  const complete = Object.assign(document, { webhooks: webhookOperations() });
+  markInt64(complete);
+  return complete;
 }
 
 /**
@@ -149,6 +205,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
  * document's `newPlant`, as `plant.created`, and its counterpart `plant.deleted`, with the Standard
  * Webhooks headers. `webhook.test` is what "send test event" sends.
  */
+const isoTime = { type: 'string', format: 'date-time', maxLength: 30 };
+
 const eventEnvelope = (type: string, data: Json, description: string): Json => ({
   type: 'object',
   description,
@@ -156,7 +214,7 @@ const eventEnvelope = (type: string, data: Json, description: string): Json => (
   additionalProperties: false,
   properties: {
     type: { type: 'string', const: type },
-    timestamp: { type: 'string', format: 'date-time', description: 'When the change was committed' },
+    timestamp: { ...isoTime, description: 'When the change was committed' },
     data,
   },
 });
@@ -169,20 +227,26 @@ const webhookEventSchemas: Record<string, SchemaObject> = {
     {
       type: 'object',
       required: ['endpointId', 'message'],
-      properties: { endpointId: { type: 'integer', format: 'int32' }, message: { type: 'string' } },
+      properties: { endpointId: int32(1), message: { type: 'string', const: TEST_EVENT_MESSAGE } },
     },
     'Sent to one endpoint when an admin asks for a test.',
   ) as SchemaObject,
 };
 
 function webhookOperations(): Json {
-  const header = (name: string, description: string) => ({ in: 'header', name, required: true, description, schema: { type: 'string' } });
+  const header = (name: string, description: string, schema: Json) => ({ in: 'header', name, required: true, description, schema });
+  const signature = 'v1,[A-Za-z0-9+/]{43}=';
   const parameters = [
-    header('webhook-id', 'The event id (`msg_…`): the same for every endpoint and every attempt; drop repeats by it.'),
-    header('webhook-timestamp', 'Unix seconds at the attempt; reject messages more than 5 minutes off.'),
+    header('webhook-id', 'The event id, `msg_` and 32 hex digits: the same for every endpoint and every attempt; drop repeats by it.', {
+      type: 'string',
+      pattern: '^msg_[0-9a-f]{32}$',
+      maxLength: 36,
+    }),
+    header('webhook-timestamp', 'Unix seconds at the attempt; reject messages more than 5 minutes off.', { type: 'string', pattern: '^[0-9]{1,15}$', maxLength: 15 }),
     header(
       'webhook-signature',
       '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret\'s bytes>`; during a day after a secret rotation, two signatures separated by a space.',
+      { type: 'string', pattern: `^${signature}( ${signature})?$`, maxLength: 95 },
     ),
   ];
   const operation = (component: string, summary: string) => ({

@@ -1,5 +1,6 @@
 import type { AnyTRPCRouter } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
+
+import type { ProcedureMeta } from '@/server/trpc/init';
 
 import { noSuchPath } from '../reply';
 
@@ -14,6 +15,11 @@ export type RestRoute = {
   protect: boolean;
   /** The input's fields that are not path parameters: the query a GET or DELETE takes. */
   queryParameters: string[];
+  /**
+   * Whether a POST, PUT or PATCH declares a request body: its input has fields beyond the path's, as
+   * trpc-to-openapi decides when it writes `requestBody` into the document.
+   */
+  takesBody: boolean;
   /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
   requestHeaders: string[];
 };
@@ -41,32 +47,45 @@ function decodeSegments(path: string): string[] | undefined {
   }
 }
 
-/**
- * The REST method table, read from the same procedure meta that trpc-to-openapi serves. The chain needs it
- * before the library runs: to tell an unknown path (404) from a known path with the wrong method (405 with
- * `Allow`), which the library answers alike with 404, and to know which values came from the path. Tables
- * are Maps: a path segment such as `constructor` or `__proto__` is data, never a property lookup.
- */
-export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
-  const byTemplate = new Map<string, CompiledPath>();
-  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: OpenApiMeta; inputs: { shape?: object }[] } }>)) {
+/** One REST operation: the route the chain serves, and the procedure's OpenAPI meta it was read from. */
+export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']> };
+
+/** The REST operations of a router, read from the same procedure meta that trpc-to-openapi serves. */
+export function restOperations(router: AnyTRPCRouter): RestOperation[] {
+  const operations: RestOperation[] = [];
+  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: ProcedureMeta; inputs: { shape?: object }[] } }>)) {
     const openapi = procedure._def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const template = `/${openapi.path.replace(/^\/|\/$/g, '')}`;
-    const segments = template.split('/').slice(1);
-    const pathParameters = segments.flatMap((segment) => PARAMETER.exec(segment)?.[1] ?? []);
+    const pathParameters = template.split('/').flatMap((segment) => PARAMETER.exec(segment)?.[1] ?? []);
     const inputFields = procedure._def.inputs.flatMap((input) => Object.keys(input.shape ?? {}));
+    const queryParameters = inputFields.filter((field) => !pathParameters.includes(field));
     const route: RestRoute = {
       method: openapi.method,
       template,
       pathParameters,
       protect: openapi.protect ?? true,
-      queryParameters: inputFields.filter((field) => !pathParameters.includes(field)),
+      queryParameters,
+      takesBody: ['POST', 'PUT', 'PATCH'].includes(openapi.method) && queryParameters.length > 0,
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
     };
-    const compiled = byTemplate.get(template) ?? { segments, routes: new Map() };
+    operations.push({ route, openapi });
+  }
+  return operations;
+}
+
+/**
+ * The REST method table. The chain needs it before the library runs: to tell an unknown path (404) from a
+ * known path with the wrong method (405 with `Allow`), which the library answers alike with 404, and to
+ * know which values came from the path. Tables are Maps: a path segment such as `constructor` or
+ * `__proto__` is data, never a property lookup.
+ */
+export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
+  const byTemplate = new Map<string, CompiledPath>();
+  for (const { route } of restOperations(router)) {
+    const compiled = byTemplate.get(route.template) ?? { segments: route.template.split('/').slice(1), routes: new Map() };
     compiled.routes.set(route.method, route);
-    byTemplate.set(template, compiled);
+    byTemplate.set(route.template, compiled);
   }
   const paths = [...byTemplate.values()];
 
