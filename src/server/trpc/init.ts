@@ -62,7 +62,18 @@ export function asTrpcError(error: AppError): TRPCError {
   return new TRPCError({ code: trpcCodeByStatus[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
 }
 
-const t = initTRPC.context<Context>().meta<OpenApiMeta>().create({
+/**
+ * What a procedure declares beside its code, read by the doors: its REST operation (`openapi`; a procedure
+ * with it is public and gets an operation, and an MCP tool), the permission it needs (set by
+ * `procedureNeeding`, so a door can tell whom a procedure serves without calling it), and, for the MCP door,
+ * a description written for a model choosing a tool where the OpenAPI text speaks of HTTP.
+ */
+export type ProcedureMeta = OpenApiMeta & {
+  permission?: Permission;
+  mcp?: { description?: string };
+};
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer,
   errorFormatter({ shape, error, input, ctx }) {
     const problem = problemFromError(error, input);
@@ -108,4 +119,4 @@ function guard(permission?: Permission) {
 
 export const protectedProcedure = t.procedure.use(guard());
 
-export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission));
+export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission)).meta({ permission });
