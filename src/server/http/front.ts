@@ -11,6 +11,7 @@ import { DOCS_BASE_PATH, serveDocs } from './docs-door';
 import { createAuthGuard } from './guards/auth';
 import { logWhenAnswered } from './guards/request-log';
 import { API_HEADERS } from './guards/security-headers';
+import { createMcpDoor, MCP_PATH } from './mcp-door';
 import type { PagesDoor } from './pages';
 import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
@@ -49,6 +50,7 @@ export function createFront(options: FrontOptions) {
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
   const serveTrpc = createTrpcDoor({ router, authenticate, log });
+  const serveMcp = createMcpDoor({ router, authenticate, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -90,6 +92,7 @@ export function createFront(options: FrontOptions) {
     for (const [name, value] of Object.entries(API_HEADERS)) response.setHeader(name, value);
     const { pathname } = request.url;
     if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
+    if (under(pathname, MCP_PATH)) return serveMcp(request, response);
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);

@@ -51,6 +51,10 @@ export const plantsRouter = createTRPCRouter({
           422: 'This Idempotency-Key was already used with a different body',
         },
       },
+      mcp: {
+        description:
+          'Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error 40006 if one has, even one you cannot see). name is 1 to 200 characters, tag (optional) 1 to 100. Returns the plant as stored.',
+      },
     })
     .input(newPlantSchema)
     .output(plantAnswer)
@@ -69,6 +73,10 @@ export const plantsRouter = createTRPCRouter({
           Link: z.string().optional().meta({ description: '`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)' }),
         }),
         errorResponses: { 400: 'limit, after or a filter (tag, q, owner) is not valid, or a member sent owner', ...unauthorized },
+      },
+      mcp: {
+        description:
+          'List the plants you have access to, by id ascending, at most limit (1 to 1000, default 100) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.',
       },
     })
     .input(listPlantsInput)
@@ -102,6 +110,10 @@ export const plantsRouter = createTRPCRouter({
           415: 'The body is not sent as application/merge-patch+json or application/json',
         },
       },
+      mcp: {
+        description:
+          'Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored. A plant you have no access to is not found (error 40401), exactly like a missing one.',
+      },
     })
     .input(patchPlantInput)
     .output(plantAnswer)
@@ -129,6 +141,10 @@ export const plantsRouter = createTRPCRouter({
         summary: 'Delete a plant',
         successDescription: 'Deleted; no body',
         errorResponses: { 400: 'The id is not an int64', ...unauthorized, 404: 'No plant with this id that you have access to' },
+      },
+      mcp: {
+        description:
+          'Delete one plant by its id, for good. There is no result on success; a plant you have no access to, or one already deleted, is not found (error 40401).',
       },
     })
     .input(plantIdParam)
