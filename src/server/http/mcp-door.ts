@@ -2,9 +2,17 @@ import type { ServerResponse } from 'node:http';
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { AnyTRPCRouter } from '@trpc/server';
+import type { z } from 'zod';
 
 import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/mcp/tools';
@@ -103,10 +111,39 @@ function plainNumbers(value: unknown): unknown {
 }
 
 /**
+ * The requests this server answers, with the SDK's own schemas for them. The SDK checks a request against
+ * its schema only inside the handler, and answers a mismatch as an internal error (-32603) whose message
+ * is the validator's dump; the door checks first and answers invalid params (-32602) in a sentence.
+ */
+const requestSchemas = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+]);
+
+const kinds: Record<string, string> = { string: 'a string', object: 'an object', record: 'an object', number: 'a number', array: 'an array', boolean: 'true or false' };
+
+/** A validation issue of the SDK's schemas as a sentence that names the member (no validator wording). */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.map(String).join('.') || 'the request';
+  if (issue.code === 'invalid_type') return `${where} must be ${kinds[issue.expected] ?? issue.expected}`;
+  if (issue.code === 'unrecognized_keys') return `${where} has an unknown member "${shown(issue.keys[0] ?? '', 64)}"`;
+  return `${where} is not valid`;
+}
+
+type Message = {
+  /** The message as the SDK gets it: plain numbers, checked against the SDK's schemas. */
+  message: Record<string, unknown>;
+  /** A tool call's arguments as parsed, every integer exact and every member kept (the SDK's copy drops `__proto__`). */
+  args: Record<string, unknown>;
+};
+
+/**
  * One JSON-RPC message from the body, read losslessly. A tool's arguments keep every integer exact (bigint)
  * for the tool to convert by its schema; the rest of the message takes plain numbers.
  */
-function readMessage(text: string): Record<string, unknown> {
+function readMessage(text: string): Message {
   if (nestsDeeperThan(text, MAX_DEPTH)) throw parseError(`the body nests arrays and objects more than ${MAX_DEPTH} levels deep`);
   let body: unknown;
   try {
@@ -119,13 +156,22 @@ function readMessage(text: string): Record<string, unknown> {
   }
   if (!isObject(body)) throw invalidRequest('the body must be one JSON-RPC message, a JSON object');
   const params = body.params;
-  const args = body.method === 'tools/call' && isObject(params) ? params.arguments : undefined;
-  const message = plainNumbers(args === undefined ? body : { ...body, params: { ...(params as object), arguments: null } }) as Record<string, unknown>;
-  if (args !== undefined) (message.params as Record<string, unknown>).arguments = args;
+  const call = body.method === 'tools/call' && isObject(params);
+  // A tool runs at once, never as a task: this server declares no tasks capability, and MCP asks a
+  // server without it to ignore the task member.
+  const { arguments: args, task: _task, ...rest } = call ? params : {};
+  const message = plainNumbers(call ? { ...body, params: rest } : body) as Record<string, unknown>;
   if (!JSONRPCMessageSchema.safeParse(message).success) {
     throw invalidRequest('the body is not a JSON-RPC 2.0 message ({"jsonrpc": "2.0", "id": <string or integer>, "method": <string>, "params": {…}})');
   }
-  return message;
+  if (call && args !== undefined) (message.params as Record<string, unknown>).arguments = isObject(args) ? {} : args;
+  const schema = typeof message.method === 'string' && 'id' in message ? requestSchemas.get(message.method) : undefined;
+  const checked = schema?.safeParse(message);
+  if (checked && !checked.success) {
+    const error = { code: ErrorCode.InvalidParams, message: `Invalid params: ${describeIssue(checked.error.issues[0]!)}` };
+    throw new RpcRefusal(jsonReply(200, JSON.stringify({ jsonrpc: '2.0', id: message.id, error })));
+  }
+  return { message, args: isObject(args) ? args : {} };
 }
 
 /**
@@ -181,8 +227,9 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
     let message: Record<string, unknown>;
+    let args: Record<string, unknown>;
     try {
-      message = readMessage(decodeUtf8(body));
+      ({ message, args } = readMessage(decodeUtf8(body)));
     } catch (error) {
       if (error instanceof RpcRefusal) return error.reply;
       if (error instanceof Refusal) return rpcError(400, ErrorCode.ParseError, `Parse error: ${error.message}`);
@@ -199,7 +246,7 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.listFor(auth.actor) }));
     server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
-      const result = await catalog.call(params.name, params.arguments ?? {}, context);
+      const result = await catalog.call(params.name, args, context);
       if (!result) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${shown(params.name, 128)}`);
       return result;
     });

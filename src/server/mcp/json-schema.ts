@@ -20,7 +20,7 @@ const INT64_INPUT_NOTE =
 const INT64_OUTPUT_NOTE = 'An int64, written as a string of decimal digits so that no JSON parser rounds it.';
 
 /** A text as a sentence, so that texts joined read as sentences. */
-export const sentence = (text: string) => (/[.!?)]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
+export const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
