@@ -94,8 +94,11 @@ describe('with the default limits', () => {
       expect(initialize.json.result.protocolVersion).toBe('2025-11-25');
     });
 
-    it('refuses a page from an unknown origin (403, error 40300), as MCP asks against DNS rebinding', async () => {
-      expectError(await post(LIST, { headers: { Origin: 'https://evil.example' } }), 403, 40300);
+    it('refuses a page from an unknown origin (403, error 40300), as MCP asks against DNS rebinding; a page on loopback is the machine\'s own', async () => {
+      for (const origin of ['https://evil.example', 'http://localhost.evil.example:3000', 'null']) {
+        expectError(await post(LIST, { headers: { Origin: origin } }), 403, 40300);
+      }
+      for (const origin of ['http://localhost:6274', 'http://127.0.0.1:3000', 'http://[::1]:8080']) expectStatus(await post(LIST, { headers: { Origin: origin } }), 200);
     });
 
     it('stops reading a body at 64 KiB: 413, error 41300', async () => {
@@ -199,9 +202,13 @@ describe('with the default limits', () => {
       expectToolError((await post(callText('plants_create', JSON.parse('{"id":1,"name":"proto","__proto__":{"admin":true}}')))).json.result, 40005, '__proto__');
     });
 
-    it('never read an int64 rounded: beyond int64 is refused, a fraction or exponent is the wrong type', async () => {
+    it('never read an int64 rounded: a JSON number beyond 2^53 is refused (40003), a fraction, an exponent or other text is the wrong type', async () => {
       const exact = (args: string) => post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plants_create","arguments":${args}}}`);
-      expectToolError((await exact('{"id":9223372036854775808,"name":"big"}')).json.result, 40004, 'at most 9223372036854775807');
+      for (const id of ['9007199254740992', '-9007199254740992', '9223372036854775808', '9'.repeat(5000)]) {
+        const refused = expectToolError((await exact(`{"id":${id},"name":"big"}`)).json.result, 40003, 'send it as a string of digits');
+        expect(refused.message.length).toBeLessThan(200);
+      }
+      expectToolError((await exact('{"id":"9223372036854775808","name":"big"}')).json.result, 40004, 'at most 9223372036854775807');
       expectToolError((await exact('{"id":1e3,"name":"exp"}')).json.result, 40003);
       expectToolError((await exact('{"id":"0x10","name":"hex"}')).json.result, 40003);
       expectToolError((await exact('{"id":" 7","name":"space"}')).json.result, 40003);

@@ -70,6 +70,7 @@ describe('the tool list', () => {
       expect(tool.description!.length, tool.name).toBeGreaterThan(20);
       expect(tool.inputSchema.type, tool.name).toBe('object');
       expect(JSON.stringify(tool), `${tool.name} refers to nothing outside itself`).not.toContain('$ref');
+      expect(JSON.stringify(tool), `${tool.name} gives each schema one type (portable to one-type dialects)`).not.toMatch(/"type":\[/);
       if (tool.outputSchema) expect(tool.outputSchema.type, tool.name).toBe('object');
     }
   });
@@ -81,7 +82,12 @@ describe('the tool list', () => {
 
   it('describes ids as int64 sent as integers or digits, and returned as digits', () => {
     const create = adminTools.find((tool) => tool.name === 'plants_create')!;
-    expect(create.inputSchema.properties!.id).toMatchObject({ type: ['integer', 'string'], format: 'int64', pattern: '^-?[0-9]{1,19}$' });
+    expect(create.inputSchema.properties!.id).toMatchObject({
+      anyOf: [
+        { type: 'integer', format: 'int64', minimum: -9007199254740991, maximum: 9007199254740991 },
+        { type: 'string', pattern: '^-?[0-9]{1,19}$' },
+      ],
+    });
     expect(create.outputSchema!.properties!.id).toMatchObject({ type: 'string', pattern: '^-?[0-9]{1,19}$' });
     expect(create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(adminTools.find((tool) => tool.name === 'plants_list')!.annotations).toMatchObject({ readOnlyHint: true });
@@ -99,13 +105,16 @@ describe('plants_create', () => {
     expect(listed.text).toBe('[{"id":9007199254740993,"name":"Monstera","tag":"tropical"}]');
   });
 
-  it('takes an id as a JSON integer too, exact beyond 2^53 when the client writes it losslessly', async () => {
+  it('takes an id as a JSON integer within ±(2^53 − 1), and refuses a larger JSON number (40003): it may have been rounded on its way', async () => {
     expect(expectToolResult<Plant>(await call(admin, 'plants_create', { id: 7, name: 'Fern' })).structured).toEqual({ id: '7', name: 'Fern' });
-    // What a client with a lossless JSON writer (Python's json, for one) sends: the integer's own digits.
-    const response = await postMcp(server.baseUrl, server.adminToken, rpcText('tools/call', { name: 'plants_create', arguments: { id: 1, name: 'Raw' } }).replace('"id":1,"name"', '"id":9007199254740995,"name"'));
+    expect(expectToolResult<Plant>(await call(admin, 'plants_create', { id: Number.MAX_SAFE_INTEGER, name: 'Safe' })).structured.id).toBe('9007199254740991');
+    // What the SDK client makes of 9007199254740993 as a number: JavaScript has already rounded it.
+    expectToolError(await call(admin, 'plants_create', { id: 9007199254740993, name: 'Rounded' }), 40003, 'send it as a string of digits');
+    // The exact digits as a JSON number, as a lossless writer would send them: refused alike (the server cannot tell).
+    const body = rpcText('tools/call', { name: 'plants_create', arguments: { id: 1, name: 'Raw' } }).replace('"id":1,"name"', '"id":9007199254740995,"name"');
+    const response = await postMcp(server.baseUrl, server.adminToken, body);
     expectStatus(response, 200);
-    expect(response.json.result.structuredContent).toEqual({ id: '9007199254740995', name: 'Raw' });
-    expect(response.json.result.content[0].text).toBe('{"id":9007199254740995,"name":"Raw"}');
+    expectToolError(response.json.result, 40003, 'id is a JSON number beyond ±9007199254740991');
   });
 
   it('takes the ends of the int64 range and refuses one past them (error 40004)', async () => {

@@ -102,7 +102,7 @@ describe('a procedure added with OpenAPI metadata', () => {
       outputSchema: { type: 'object', properties: { number: { type: 'string' }, words: { type: 'array' } } },
       annotations: { readOnlyHint: false, destructiveHint: false },
     });
-    expect(tool!.inputSchema.properties!.number).toMatchObject({ type: ['integer', 'string'], format: 'int64' });
+    expect(tool!.inputSchema.properties!.number).toMatchObject({ anyOf: [{ type: 'integer', format: 'int64' }, { type: 'string' }] });
     const call = await client.callTool({ name: 'scratch_echo_twice', arguments: { number: '9007199254740993', word: 'fern' } });
     expect(call.structuredContent).toEqual({ number: '9007199254740993', words: ['fern', 'fern'] });
     expect(call.content).toEqual([{ type: 'text', text: '{"number":9007199254740993,"words":["fern","fern"]}' }]);

@@ -54,6 +54,15 @@ function rpcError(status: number, code: number, message: string): Reply {
   return jsonReply(status, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const { protocol, hostname } = new URL(origin);
+    return (protocol === 'http:' || protocol === 'https:') && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** Thrown while the message is read: the door answers it as a JSON-RPC error. */
 class RpcRefusal extends Error {
   constructor(
@@ -196,9 +205,15 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const ownOrigin = publicUrl ? new URL(publicUrl).origin : undefined;
 
+  /**
+   * MCP asks a server to refuse a page from an origin it does not trust (403), against DNS rebinding: a
+   * foreign page whose host name was made to resolve to this server's address. Trusted: no Origin (not a
+   * browser), this server's own (PUBLIC_URL), the configured CORS origins, and pages on the loopback
+   * interface, which are the machine's own (an MCP inspector in a browser, say), never a rebinding's.
+   */
   function checkOrigin(request: FrontRequest): void {
     const origin = request.raw.headers.origin;
-    if (origin === undefined || origin === ownOrigin || cors === '*' || cors?.includes(origin)) return;
+    if (origin === undefined || origin === ownOrigin || cors === '*' || cors?.includes(origin) || isLoopbackOrigin(origin)) return;
     throw refuse('forbidden', `requests from pages on ${shown(origin)} are not allowed here; list the origin in CORS_ALLOWED_ORIGINS to allow it`);
   }
 

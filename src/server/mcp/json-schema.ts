@@ -1,13 +1,17 @@
 import { z } from 'zod';
 
+import { AppError } from '@/shared/errors';
+
 /**
  * The MCP door's JSON Schemas, from the procedures' zod schemas, and the values that travel with them.
  *
- * An int64 cannot travel as a plain JSON number: most MCP clients and hosts parse JSON with JSON.parse, which
- * rounds every integer beyond ±2^53 (9007199254740993 becomes 9007199254740992) before a program sees it.
- * So on this door an int64 is sent as a JSON integer or as a string of decimal digits (the only way a
- * JavaScript client can say 9007199254740993), and results carry it as a string in `structuredContent`; the
- * text content has the exact JSON number as well, for clients that parse it losslessly. The schemas say so.
+ * An int64 cannot travel safely as a plain JSON number: most MCP clients and hosts parse and write JSON with
+ * JSON.parse and JSON.stringify, which round every integer beyond ±2^53 (9007199254740993 becomes
+ * 9007199254740992) before a program sees it, and the server cannot tell a rounded number from a meant one.
+ * So on this door an int64 is sent as a string of decimal digits (always exact), or as a JSON integer only
+ * within ±(2^53 − 1), where no parser rounds; a JSON integer beyond that is refused rather than trusted.
+ * Results carry an int64 as a string in `structuredContent`; the text content has the exact JSON number as
+ * well, for clients that parse it losslessly. The schemas say so.
  */
 
 export type JsonSchema = { [keyword: string]: unknown };
@@ -16,7 +20,7 @@ export type JsonSchema = { [keyword: string]: unknown };
 const INT64_TEXT = /^-?[0-9]{1,19}$/;
 
 const INT64_INPUT_NOTE =
-  'An int64: send it as a JSON integer, or as a string of decimal digits (required beyond ±9007199254740991, which JSON.parse rounds).';
+  'An int64: send it as a string of decimal digits (always exact), or as a JSON integer within ±9007199254740991 (a larger JSON number may have been rounded on its way, so it is refused).';
 const INT64_OUTPUT_NOTE = 'An int64, written as a string of decimal digits so that no JSON parser rounds it.';
 
 /** A text as a sentence, so that texts joined read as sentences. */
@@ -67,15 +71,25 @@ function rewrite(node: unknown, io: 'input' | 'output'): unknown {
   const { example, ...rest } = node;
   const schema: JsonSchema = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, rewrite(value, io)]));
   if (example !== undefined && schema.examples === undefined) schema.examples = [example];
-  if (!isInt64Schema(schema)) return schema;
-  const description = [schema.description, io === 'input' ? INT64_INPUT_NOTE : INT64_OUTPUT_NOTE]
-    .filter((text): text is string => typeof text === 'string' && text !== '')
-    .map(sentence)
-    .join(' ');
-  const examples = Array.isArray(schema.examples) ? schema.examples.map(String) : undefined;
-  if (io === 'input') return { ...schema, type: ['integer', 'string'], pattern: INT64_TEXT.source, description, ...(examples ? { examples } : {}) };
-  const { format: _format, ...output } = schema;
-  return { ...output, type: 'string', pattern: INT64_TEXT.source, description, ...(examples ? { examples } : {}) };
+  if (isInt64Schema(schema)) {
+    const { type: _integer, format: _int64, ...annotations } = schema;
+    const description = [schema.description, io === 'input' ? INT64_INPUT_NOTE : INT64_OUTPUT_NOTE]
+      .filter((text): text is string => typeof text === 'string' && text !== '')
+      .map(sentence)
+      .join(' ');
+    const examples = Array.isArray(schema.examples) ? { examples: schema.examples.map(String) } : {};
+    const digits = { type: 'string', pattern: INT64_TEXT.source };
+    if (io === 'output') return { ...annotations, ...digits, description, ...examples };
+    const safeInteger = { type: 'integer', format: 'int64', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+    return { ...annotations, anyOf: [safeInteger, digits], description, ...examples };
+  }
+  // `"type": ["string", "null"]` (zod's nullable without constraints) as one branch per type: the same
+  // schema, in the form hosts that map tool schemas onto a one-type dialect (Gemini's) can read.
+  if (Array.isArray(schema.type) && schema.anyOf === undefined) {
+    const { type, ...others } = schema;
+    return { ...others, anyOf: type.map((single) => ({ type: single })) };
+  }
+  return schema;
 }
 
 /**
@@ -111,16 +125,26 @@ function innerSchema(schema: JsonSchema, key: string | null): JsonSchema {
 
 /**
  * A tool's arguments, parsed losslessly (every JSON integer a bigint), as the procedure takes them, guided by
- * the tool's input schema: an int64 stays a bigint, or becomes one from its decimal digits; any other integer
- * becomes a number when a double holds it exactly (else it stays a bigint, which the procedure refuses as
- * the wrong type rather than reading a rounded value). Everything else is left for the procedure to judge.
+ * the tool's input schema: an int64 becomes a bigint from its decimal digits, or from a JSON integer within
+ * ±(2^53 − 1) (a larger one is refused: 40003, naming the field); any other integer becomes a number when a
+ * double holds it exactly (else it stays a bigint, which the procedure refuses as the wrong type rather than
+ * reading a rounded value). Everything else is left for the procedure to judge.
  */
-export function exactArguments(value: unknown, schema: JsonSchema): unknown {
-  if (holdsInt64(schema)) return typeof value === 'string' && INT64_TEXT.test(value) ? BigInt(value) : value;
+export function exactArguments(value: unknown, schema: JsonSchema, path: readonly string[] = []): unknown {
+  if (holdsInt64(schema)) {
+    if (typeof value === 'string') return INT64_TEXT.test(value) ? BigInt(value) : value;
+    if (typeof value !== 'bigint' || Number.isSafeInteger(Number(value))) return value;
+    const field = path.join('.');
+    throw new AppError(
+      'wrongType',
+      `${field} is a JSON number beyond ±9007199254740991, which may have been rounded on its way: send it as a string of digits`,
+      field,
+    );
+  }
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
-  if (Array.isArray(value)) return value.map((item) => exactArguments(item, innerSchema(schema, null)));
+  if (Array.isArray(value)) return value.map((item, index) => exactArguments(item, innerSchema(schema, null), [...path, String(index)]));
   if (!isObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, exactArguments(member, innerSchema(schema, key))]));
+  return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, exactArguments(member, innerSchema(schema, key), [...path, key])]));
 }
 
 /** A procedure's result as `structuredContent` holds it: every int64 (bigint) as its decimal digits. */

@@ -138,8 +138,9 @@ export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (err
     async call(name, args, context) {
       const entry = entries.get(name);
       if (!entry) return undefined;
-      const input = exactArguments(args, entry.inputSchema);
+      let input: unknown = args;
       try {
+        input = exactArguments(args, entry.inputSchema);
         const procedure = entry.path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(context));
         return succeeded(entry, await (procedure as (input: unknown) => Promise<unknown>)(input), context);
       } catch (error) {
