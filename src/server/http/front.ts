@@ -38,10 +38,10 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  * The one front of the server. Every request passes the same guards in this order, then reaches its door:
  *
  *   request id and log line → request target and Host (400) → pages, or for /api: security headers →
- *   tRPC door | docs | health and the OpenAPI document | REST chain
+ *   tRPC door | MCP door | docs | health and the OpenAPI document | REST chain
  *
- * Both API doors take the shared guards (rate limits per token and per address, body limit and timeouts)
- * from the same instances, so a token has one bucket across both. Connection limits sit below this, in the
+ * The API doors take the shared guards (rate limits per token and per address, body limit and timeouts)
+ * from the same instances, so a token has one bucket across them. Connection limits sit below this, in the
  * node:http server (server.ts). Whatever goes wrong, the answer is an error in the door's format and a
  * fault is logged under the request id, never a crash.
  */

@@ -41,7 +41,7 @@ const MAX_DEPTH = 32;
 /** What a model is told about this server when a client connects (MCP's `instructions`). */
 const INSTRUCTIONS = [
   'Plant Store: a plant catalogue. Each tool is one operation of its REST API, with the same rules and access: you see and change only what your token may.',
-  'Ids are int64. Send an id as a JSON integer or, always safe, as a string of digits; results carry ids as strings in structuredContent (the text content has the exact number).',
+  'Ids are int64. Send an id as a string of digits, which is always exact (a JSON integer is taken only within ±9007199254740991); results carry ids as strings in structuredContent (the text content has the exact number).',
   'A list result is {"items": [...], "next": {...}}; when "next" is present, call the same tool with exactly those arguments for the following page.',
   'A failed call has isError and a text content {"error": <code>, "message": <what to change>}.',
 ].join(' ');
