@@ -71,6 +71,7 @@ class RpcRefusal extends Error {
     super('JSON-RPC refusal');
   }
 }
+
 /**
  * A JSON-RPC error raised inside a request handler: the SDK sends its code and message as they are (its own
  * McpError would put "MCP error -32602:" in front of the message, which clients then repeat).
@@ -220,13 +221,14 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
   async function answer(request: FrontRequest, response: ServerResponse): Promise<Reply> {
     if (request.url.pathname !== MCP_PATH) throw noSuchPath(request.url.pathname);
     if (request.method === 'OPTIONS') {
+      // A browser on an allowed origin asks first what it may send (CORS preflight).
       const preflight = request.raw.headers['access-control-request-method'] !== undefined && corsHeaders(request.raw, cors)['Access-Control-Allow-Origin'];
-      return jsonReply(204, null, {
-        Allow: ALLOW,
-        ...(preflight
-          ? { 'Access-Control-Allow-Methods': ALLOW, 'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, MCP-Protocol-Version', 'Access-Control-Max-Age': '600' }
-          : {}),
-      });
+      const allowed = {
+        'Access-Control-Allow-Methods': ALLOW,
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, MCP-Protocol-Version',
+        'Access-Control-Max-Age': '600',
+      };
+      return jsonReply(204, null, { Allow: ALLOW, ...(preflight ? allowed : {}) });
     }
     if (request.method !== 'POST') {
       throw refuse('methodNotAllowed', `${request.method} is not allowed on ${MCP_PATH}: this server keeps no sessions and opens no event stream; use POST`, {
