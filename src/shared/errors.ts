@@ -66,7 +66,7 @@ export const errorCatalog = {
     status: 401,
     meaning: 'The bearer token is unknown, revoked or expired. `WWW-Authenticate: Bearer realm="plants", error="invalid_token"`.',
   },
-  forbidden: { value: 40300, status: 403, meaning: 'Signed in but not allowed: the webhook operations and the admin page\'s token procedures are for admins.' },
+  forbidden: { value: 40300, status: 403, meaning: 'Signed in but not allowed: the webhook operations and the admin page\'s token procedures are for admins; on the MCP door also a page from an origin it does not trust.' },
   routeNotFound: { value: 40400, status: 404, meaning: 'No such path under `/api`.' },
   plantNotFound: { value: 40401, status: 404, meaning: 'No plant with this id that the caller has access to.' },
   tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page).' },

@@ -11,6 +11,7 @@ import { DOCS_BASE_PATH, serveDocs } from './docs-door';
 import { createAuthGuard } from './guards/auth';
 import { logWhenAnswered } from './guards/request-log';
 import { API_HEADERS } from './guards/security-headers';
+import { createMcpDoor, MCP_PATH } from './mcp-door';
 import type { PagesDoor } from './pages';
 import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
@@ -38,10 +39,10 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  * The one front of the server. Every request passes the same guards in this order, then reaches its door:
  *
  *   request id and log line → request target and Host (400) → pages, or for /api: security headers →
- *   tRPC door | docs | health and the OpenAPI document | REST chain
+ *   tRPC door | MCP door | docs | health and the OpenAPI document | REST chain
  *
- * Both API doors take the shared guards (rate limits per token and per address, body limit and timeouts)
- * from the same instances, so a token has one bucket across both. Connection limits sit below this, in the
+ * The API doors take the shared guards (rate limits per token and per address, body limit and timeouts)
+ * from the same instances, so a token has one bucket across them. Connection limits sit below this, in the
  * node:http server (server.ts). Whatever goes wrong, the answer is an error in the door's format and a
  * fault is logged under the request id, never a crash.
  */
@@ -50,6 +51,7 @@ export function createFront(options: FrontOptions) {
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
   const serveTrpc = createTrpcDoor({ router, authenticate, log });
+  const serveMcp = createMcpDoor({ router, authenticate, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -92,6 +94,7 @@ export function createFront(options: FrontOptions) {
     for (const [name, value] of Object.entries(API_HEADERS)) response.setHeader(name, value);
     const { pathname } = request.url;
     if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
+    if (under(pathname, MCP_PATH)) return serveMcp(request, response);
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);

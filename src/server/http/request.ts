@@ -15,7 +15,7 @@ export type FrontRequest = {
   /** The client's address: the socket's, or with TRUST_PROXY the last X-Forwarded-For entry. */
   clientAddress: string;
   /** What the log line reports beside method, path and status. */
-  trace: { door?: string; userId?: number; calls?: number };
+  trace: { door?: string; userId?: number; calls?: number; rpc?: string };
 };
 
 export const PLACEHOLDER_ORIGIN = 'http://plant-store.invalid';

@@ -48,6 +48,10 @@ export const plantsRouter = createTRPCRouter({
         responseHeaders: replayedHeader,
         errors: [...fieldErrors, 'plantIdTaken'],
       },
+      mcp: {
+        description:
+          'Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error 40006 if one has, even one you cannot see). name is 1 to 200 characters, tag (optional) 1 to 100. Returns the plant as stored.',
+      },
     })
     .input(newPlantSchema)
     .output(plantAnswer)
@@ -68,6 +72,10 @@ export const plantsRouter = createTRPCRouter({
           Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
         }),
         errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
+      },
+      mcp: {
+        description:
+          'List the plants you have access to, by id ascending, at most limit (1 to 1000, default 100) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.',
       },
     })
     .input(listPlantsInput)
@@ -93,6 +101,10 @@ export const plantsRouter = createTRPCRouter({
           'The body is a JSON merge patch (RFC 7396), sent as `application/merge-patch+json` or `application/json`: `{"name": …}` renames, `{"tag": …}` re-tags, `{"tag": null}` removes the tag. The id cannot change.',
         successDescription: 'The plant as stored after the change',
         errors: ['wrongType', 'invalidValue', 'unknownField', 'invalidPathParameter', 'emptyPatch', 'plantNotFound'],
+      },
+      mcp: {
+        description:
+          'Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored. A plant you have no access to is not found (error 40401), exactly like a missing one.',
       },
     })
     .input(patchPlantInput)
@@ -122,6 +134,10 @@ export const plantsRouter = createTRPCRouter({
         description: 'Deletes a plant the caller has access to. A plant the caller has no access to is answered exactly as one that does not exist (404).',
         successDescription: 'Deleted; no body',
         errors: ['invalidPathParameter', 'plantNotFound'],
+      },
+      mcp: {
+        description:
+          'Delete one plant by its id, for good. There is no result on success; a plant you have no access to, or one already deleted, is not found (error 40401).',
       },
     })
     .input(plantIdParam)

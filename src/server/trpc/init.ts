@@ -43,14 +43,21 @@ export async function createContext({ authorization }: { authorization: string |
 }
 
 /**
- * What a procedure says about its REST operation: trpc-to-openapi's meta, and `errors`, the error kinds
- * its input and service can answer there (a path value is 40008, a query value 40007, a body field
- * 40002–40005). The REST door adds the kinds its own steps answer (http/rest/door-errors.ts); the OpenAPI
- * document lists both per operation and status, from the catalogue. `errorResponses` is not used: the
- * statuses follow from the kinds.
+ * What a procedure declares beside its code, read by the doors:
+ * - `openapi`: its REST operation (a procedure with it is public: it gets an operation and an MCP tool),
+ *   with `errors`, the error kinds its input and service can answer there (a path value is 40008, a query
+ *   value 40007, a body field 40002–40005). The REST door adds the kinds its own steps answer
+ *   (http/rest/door-errors.ts); the OpenAPI document lists both per operation and status, from the
+ *   catalogue. `errorResponses` is not used: the statuses follow from the kinds.
+ * - `permission`: the permission it needs (set by `procedureNeeding`), so a door can tell whom a procedure
+ *   serves without calling it.
+ * - `mcp.description`: for the MCP door, a description written for a model choosing a tool, where the
+ *   OpenAPI text speaks of HTTP.
  */
 export type ProcedureMeta = {
   openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
+  permission?: Permission;
+  mcp?: { description?: string };
 };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -119,4 +126,4 @@ function guard(permission?: Permission) {
 
 export const protectedProcedure = t.procedure.use(guard());
 
-export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission));
+export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission)).meta({ permission });

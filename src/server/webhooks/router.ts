@@ -177,6 +177,10 @@ export const webhooksRouter = createTRPCRouter({
         }),
         errors: [forAdmins, ...oneEndpoint, 'invalidQueryParameter'],
       },
+      mcp: {
+        description:
+          "A webhook endpoint's delivery log, newest first, at most limit (1 to 100, default 20) at a time, optionally only deliveries in one status (pending, delivered, failed). When older deliveries follow, the result has next: call this tool again with exactly those arguments for them.",
+      },
     })
     .input(listDeliveriesInput)
     .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))

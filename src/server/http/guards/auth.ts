@@ -1,4 +1,4 @@
-import { type AuthState, resolveBearer } from '@/server/auth/bearer';
+import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
 
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
@@ -50,3 +50,15 @@ export function createAuthGuard(options: AuthGuardOptions) {
 }
 
 export type Authenticate = ReturnType<typeof createAuthGuard>;
+
+const REALM = 'Bearer realm="plants"';
+
+/**
+ * The doors' 401 (REST and MCP alike), with the challenge of RFC 6750: `error="invalid_token"` when a token
+ * was sent but is not valid.
+ */
+export function requireToken(auth: AuthState): asserts auth is Extract<AuthState, { status: 'signedIn' }> {
+  if (auth.status === 'signedIn') return;
+  const { kind, message } = authFailure(auth.status);
+  throw refuse(kind, message, { 'WWW-Authenticate': auth.status === 'invalid' ? `${REALM}, error="invalid_token"` : REALM });
+}

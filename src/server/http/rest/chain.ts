@@ -2,10 +2,9 @@ import type { ServerResponse } from 'node:http';
 
 import type { AnyTRPCRouter } from '@trpc/server';
 
-import { type AuthState, authFailure } from '@/server/auth/bearer';
 import { contextFor } from '@/server/trpc/init';
 
-import type { Authenticate } from '../guards/auth';
+import { type Authenticate, requireToken } from '../guards/auth';
 import type { FrontRequest } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
@@ -18,16 +17,8 @@ import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
 
 export const API_BASE_PATH = '/api';
-const REALM = 'Bearer realm="plants"';
 const JSON_TYPES = ['application/json'];
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
-
-/** 401 with the challenge of RFC 6750: `error="invalid_token"` when a token was sent but is not valid. */
-function requireToken(auth: AuthState): void {
-  if (auth.status === 'signedIn') return;
-  const { kind, message } = authFailure(auth.status);
-  throw refuse(kind, message, { 'WWW-Authenticate': auth.status === 'invalid' ? `${REALM}, error="invalid_token"` : REALM });
-}
 
 /**
  * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
