@@ -1,3 +1,7 @@
+import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from './limits';
+
+const KIB = 1024;
+
 /**
  * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
  * Values are the status times 100 plus a running number, so a person reading a log can tell the status
@@ -22,7 +26,7 @@ export const errorCatalog = {
     status: 400,
     meaning: 'The request is not valid HTTP, or its Host header is not a host name.',
   },
-  batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch has more calls than the server takes at once (10).' },
+  batchTooLarge: { value: 40011, status: 400, meaning: `A tRPC batch has more calls than the server takes at once (${BATCH_MAX_CALLS}).` },
   idempotencyKeyInvalid: {
     value: 40012,
     status: 400,
@@ -37,6 +41,11 @@ export const errorCatalog = {
   // 40012–40019 are left to the integrations work (Idempotency-Key, webhooks) so the two lines of work never pick the same value.
   emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold name, tag, or both.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The owner filter is for admins; a member sees only their own plants anyway.' },
+  jsonTooDeep: {
+    value: 40022,
+    status: 400,
+    meaning: `The request body (or a tRPC input) nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep.`,
+  },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent.' },
   invalidToken: { value: 40101, status: 401, meaning: 'The bearer token is unknown, revoked or expired.' },
   forbidden: { value: 40300, status: 403, meaning: 'The caller is signed in but may not do this.' },
@@ -47,7 +56,7 @@ export const errorCatalog = {
   webhookDeliveryNotFound: { value: 40404, status: 404, meaning: 'No webhook delivery with this id.' },
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
   bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
-  bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
+  bodyTooLarge: { value: 41300, status: 413, meaning: `The request body is larger than ${BODY_LIMIT_BYTES / KIB} KiB.` },
   unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
   idempotencyKeyInFlight: {
     value: 40900,

@@ -8,15 +8,15 @@ import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
+import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES } from '@/shared/limits';
 
 import type { Authenticate } from './guards/auth';
-import { BODY_LIMIT_BYTES, decodeUtf8, readBody } from './guards/body';
+import { decodeUtf8, readBody } from './guards/body';
+import { refuseDeepJson } from './guards/json-depth';
 import type { FrontRequest } from './request';
 import { Refusal, refuse } from './reply';
 
 export const TRPC_BASE_PATH = '/api/trpc';
-/** Calls per batch: the admin page sends a few at a time; more only multiplies one request's cost. */
-export const MAX_BATCH_SIZE = 10;
 const ALLOW = 'GET, HEAD, POST';
 
 /**
@@ -61,11 +61,14 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       }
       const calls = callCount(request, encodedPath);
       request.trace.calls = calls;
-      if (calls > MAX_BATCH_SIZE) throw refuse('batchTooLarge', `a batch may hold at most ${MAX_BATCH_SIZE} calls; this one holds ${calls}`);
+      if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
       context = contextFor(await authenticate(request, calls), request.id);
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's.
       const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
+      // Before tRPC parses the input and superjson walks it.
+      if (body !== undefined) refuseDeepJson(body, 'the body');
+      for (const input of request.url.searchParams.getAll('input')) refuseDeepJson(input, 'the input');
       Object.assign(request.raw, { body });
     } catch (error) {
       if (error instanceof Refusal) return writeRefusal(response, error);
@@ -78,7 +81,7 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       res: response,
       path: encodedPath,
       createContext: () => context,
-      maxBatchSize: MAX_BATCH_SIZE,
+      maxBatchSize: BATCH_MAX_CALLS,
       maxBodySize: BODY_LIMIT_BYTES,
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');

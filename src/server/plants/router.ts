@@ -12,10 +12,12 @@ import {
   plantPageInput,
 } from '@/shared/plants';
 import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 
 const tags = ['plants'];
+const BODY_TOO_LARGE = `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`;
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
@@ -46,7 +48,7 @@ export const plantsRouter = createTRPCRouter({
           ...unauthorized,
           408: 'The body stalled: nothing arrived for 10 seconds',
           409: 'A request with this Idempotency-Key is still being carried out',
-          413: 'The body is larger than 64 KiB',
+          413: BODY_TOO_LARGE,
           415: 'The body is not sent as application/json',
           422: 'This Idempotency-Key was already used with a different body',
         },
@@ -98,7 +100,7 @@ export const plantsRouter = createTRPCRouter({
           ...unauthorized,
           404: 'No plant with this id that you have access to',
           408: 'The body stalled: nothing arrived for 10 seconds',
-          413: 'The body is larger than 64 KiB',
+          413: BODY_TOO_LARGE,
           415: 'The body is not sent as application/merge-patch+json or application/json',
         },
       },

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 import { decodeUtf8, readBody } from '../guards/body';
+import { refuseDeepJson } from '../guards/json-depth';
 import type { FrontRequest } from '../request';
 import { refuse } from '../reply';
 
@@ -15,11 +16,12 @@ function describe(body: unknown): string {
 /** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
 export async function readJsonObject(request: FrontRequest, response: ServerResponse): Promise<Record<string, unknown>> {
   const text = decodeUtf8(await readBody(request, response));
+  refuseDeepJson(text, 'the body');
   let body: unknown;
   try {
     body = parseExactJson(text);
   } catch (error) {
-    const reason = text.trim() === '' ? 'it is empty' : error instanceof RangeError ? 'it nests too deeply' : (error as Error).message;
+    const reason = text.trim() === '' ? 'it is empty' : (error as Error).message;
     throw refuse('invalidJson', `the body is not valid JSON: ${reason}`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse('bodyNotObject', `the body must be a JSON object, not ${describe(body)}`);
