@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { JSON_MAX_DEPTH } from '../../src/shared/limits';
+import { JSON_MAX_DEPTH } from '@/shared/limits';
 
 import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
 import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from './helpers/trpc';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { unknownFields } from './messages';
 import { fromDecimalText, pageLimit } from './query-values';
 
 /**
@@ -86,9 +87,7 @@ export const newPlantSchema = z
     { id: keepJsonType(plantId), name: plantName, tag: plantTag.optional() },
     {
       error: (issue) =>
-        issue.code === 'unrecognized_keys'
-          ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}: a new plant has only id, name and tag`
-          : 'a new plant must be a JSON object',
+        issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys)}: a new plant has only id, name and tag` : 'a new plant must be a JSON object',
     },
   )
   .meta({ id: 'NewPlant', description: 'The body of a create: id, name and an optional tag. No other field.' });
@@ -185,9 +184,7 @@ export const plantIdParam = z.object({
 });
 
 const patchError = (issue: { code: string; keys?: string[] }) =>
-  issue.code === 'unrecognized_keys'
-    ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.map((key) => `"${key}"`).join(', ')}: a patch changes only name and tag`
-    : 'a patch must be a JSON object';
+  issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys!)}: a patch changes only name and tag` : 'a patch must be a JSON object';
 
 /** PATCH's input: the id from the path, and the merge patch's fields. No other field (the id cannot change). */
 export const patchPlantInput = z.strictObject(

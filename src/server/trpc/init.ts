@@ -20,11 +20,12 @@ export type Context = {
   /** Resolved by the front before either door runs, so both rate-limit the same token the same way. */
   auth: AuthState;
   /**
-   * What a procedure tells the REST door beside its result. A shared object, since middlewares hand
-   * procedures a copy of the context: `nextPageQuery` is the query of the next page, for the `Link`
-   * header. (The admin page asks for one row more than it shows instead.)
+   * What a procedure tells the doors beside its result. A shared object, since middlewares hand
+   * procedures a copy of the context: `nextPageQuery` is the query of the next page, for REST's `Link`
+   * header (the admin page asks for one row more than it shows instead); `headers` go on the answer
+   * whatever it is (a 429's `Retry-After`).
    */
-  responseHints: { nextPageQuery?: Record<string, string> };
+  responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string> };
   /**
    * The REST request's input exactly as sent: the JSON body with integers as bigint, path parameters
    * percent-decoded. Set by the REST chain, because trpc-to-openapi parses bodies with JSON.parse, which

@@ -11,7 +11,7 @@ import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
-import { answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
+import { type Answered, answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
 import { readJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
@@ -69,17 +69,17 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     context.exactRestInput = { ...body, ...pathValues };
-    const answer = async (): Promise<Reply> => {
+    const answer = async (): Promise<Answered> => {
       const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
       if (!outcome.ok) {
         if (outcome.problem.kind === 'internal') throw outcome.error;
-        return problemReply(outcome.problem);
+        return { reply: problemReply(outcome.problem, context.responseHints.headers), operationStarted: outcome.operationStarted };
       }
-      if (outcome.json === null) return jsonReply(204, null);
+      if (outcome.json === null) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
-      return jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {});
+      return { reply: jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {}), operationStarted: true };
     };
-    if (idempotencyKey === undefined || auth.status !== 'signedIn') return answer();
+    if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);
   };
 }
