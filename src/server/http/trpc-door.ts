@@ -62,7 +62,8 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       const calls = callCount(request, encodedPath);
       request.trace.calls = calls;
       if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
-      context = contextFor(await authenticate(request, calls), request.id);
+      const auth = await authenticate(request, calls);
+      context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's.
       const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
@@ -83,6 +84,8 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       createContext: () => context,
       maxBatchSize: BATCH_MAX_CALLS,
       maxBodySize: BODY_LIMIT_BYTES,
+      // A call refused by its charge (a bulk delete past the bucket) says when to come back.
+      responseMeta: () => ({ headers: context.responseHints.headers ?? {} }),
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');
       },

@@ -11,12 +11,14 @@ import {
   plantIdParam,
   plantPageInput,
 } from '@/shared/plants';
-import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES } from '@/shared/limits';
+import { costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { BODY_LIMIT_BYTES, SEARCH_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 
 const tags = ['plants'];
+/** A name search scans the caller's plants where every other read walks an index (README, "Rate limits"). */
+const searchCosts = costs<{ q?: string }>(({ q }) => (q === undefined ? 1 : SEARCH_COST));
 const BODY_TOO_LARGE = `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`;
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
 
@@ -74,6 +76,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(listPlantsInput)
+    .use(searchCosts)
     .output(z.array(plantAnswer))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
@@ -110,10 +113,16 @@ export const plantsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => updatePlant(ctx.actor, input.id, { name: input.name, tag: input.tag })),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
-  page: protectedProcedure.input(plantPageInput).query(({ ctx, input }) => pagePlants(ctx.actor, input)),
+  page: protectedProcedure
+    .input(plantPageInput)
+    .use(searchCosts)
+    .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
-  /** The admin page's bulk delete: each id answered on its own (tRPC only). */
-  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
+  /** The admin page's bulk delete: each id answered on its own, each charged as a delete (tRPC only). */
+  deleteMany: protectedProcedure
+    .input(deletePlantsInput)
+    .use(costs<{ ids: bigint[] }>(({ ids }) => ids.length))
+    .mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
 
   /** An id that is free now, for the add form (tRPC only). */
   suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),

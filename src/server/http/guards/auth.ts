@@ -24,17 +24,24 @@ function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, su
   });
 }
 
+/** A refused charge: the 429's sentence and headers (`Retry-After`, `RateLimit-*`), for a door to render. */
+export type ChargeRefused = { message: string; headers: Record<string, string> };
+
 /**
  * Who a request speaks for, and whether they may ask now: one guard for both doors, so a token has one
  * bucket whichever door it uses, and invalid tokens from one address drain one bucket. `cost` is the
  * number of calls the request makes (a tRPC batch makes several). Throws a 429 Refusal; a missing or
  * invalid token is left to the door, which answers 401 in its own format.
+ *
+ * A call that does more than one call's work (a bulk delete, a name search) is charged the rest once its
+ * input is read, through `chargeMore`, which the doors hand to the procedures in the context
+ * (`ctx.charge`): a call is charged what it does, on whichever door (README, "Rate limits").
  */
 export function createAuthGuard(options: AuthGuardOptions) {
   const perToken = options.perToken ? createRateLimiter(options.perToken) : undefined;
   const perAddress = options.authFailuresPerAddress ? createRateLimiter(options.authFailuresPerAddress) : undefined;
 
-  return async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
+  async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
     // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts.
     const auth: AuthState = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION) ? { status: 'invalid' } : await resolveBearer(request.raw.headers.authorization);
     if (auth.status === 'signedIn') {
@@ -46,7 +53,18 @@ export function createAuthGuard(options: AuthGuardOptions) {
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
     return auth;
-  };
+  }
+
+  /** Takes `units` more from a signed-in caller's bucket: undefined when they were there, else the refusal. */
+  function chargeMore(auth: AuthState, units: number): ChargeRefused | undefined {
+    if (units <= 0 || auth.status !== 'signedIn' || !perToken) return undefined;
+    const decision = perToken(String(auth.tokenId), units);
+    if (decision.allowed) return undefined;
+    const refusal = tooManyRequests(decision, 'for this token');
+    return { message: refusal.problem.message, headers: refusal.headers };
+  }
+
+  return Object.assign(authenticate, { chargeMore });
 }
 
 export type Authenticate = ReturnType<typeof createAuthGuard>;

@@ -56,7 +56,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
-    const context = contextFor(auth, request.id);
+    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
