@@ -44,3 +44,12 @@ export const SEARCH_COST = 10;
 
 /** What is kept of a webhook receiver's answer; the rest is never read. */
 export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
+
+/**
+ * Webhook senders: an attempt still unanswered after this long stops counting against
+ * WEBHOOKS_CONCURRENCY, so endpoints that hang (each may take the whole 10 s timeout) cannot hold every
+ * sender while a healthy endpoint's event waits. Receivers are asked to answer first and work later.
+ */
+export const WEBHOOK_SLOW_ATTEMPT_MS = 1_000;
+/** Attempts past WEBHOOK_SLOW_ATTEMPT_MS one instance keeps open at once, beside WEBHOOKS_CONCURRENCY prompt ones: a bound on sockets. */
+export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
