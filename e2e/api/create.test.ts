@@ -199,7 +199,7 @@ describe('POST /api/plants: values out of range or breaking a rule (40004)', () 
 describe('names and tags without a visible character, on both doors (40004)', () => {
   // Lone combining marks, an enclosing circle, noncharacters (BMP and plane 16), and a mix with white space.
   const invisible = ['\u0301\u0301', '\u20dd', '\uffff', '\ufdd0', '\u{10ffff}', ' \u0301\ufffe '];
-  const superjson = (input: Record<string, string>) => JSON.stringify({ json: input, meta: { values: { id: ['bigint'] } } });
+  const superjson = (input: Record<string, unknown>) => JSON.stringify({ json: input, meta: { values: { id: ['bigint'] } } });
 
   it.each(invisible.map((text) => [JSON.stringify(text).slice(1, -1).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`), text]))(
     'refuses %s as a name and as a tag, on REST (create and patch) and tRPC (create and update)',
