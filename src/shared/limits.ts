@@ -35,11 +35,16 @@ export const IDEMPOTENCY_KEYS_PER_USER = 10_000;
 /** The largest answer an Idempotency-Key keeps; a larger one is not kept (the retry runs again). */
 export const IDEMPOTENCY_ANSWER_MAX_BYTES = 4 * 1024;
 
-/**
- * What a call is charged against its token's rate-limit bucket (README, "Rate limits"): one per call, a bulk
- * delete one per id, and a name search (`q`) this many, because it scans the caller's plants where every
- * other read walks an index (measured: README, "What a call costs").
+/*
+ * What a call is charged against its token's rate-limit bucket (README, "Rate limits: a call is charged what
+ * it does"), in units of about a millisecond of the server's work: one per call, and beyond that, once the
+ * input is read:
  */
+/** A list: one unit per this many rows it may return (limit=1000 costs 10; each row is read, checked and written). */
+export const ROWS_PER_UNIT = 100;
+/** The admin page's table page: its rows and the two counts that place it ("26–50 of 186"), which scan the caller's plants. */
+export const TABLE_PAGE_COST = 5;
+/** More for a name search (`q`): it reads the folded name of every plant the caller may see, where other reads walk an index. */
 export const SEARCH_COST = 10;
 
 /** What is kept of a webhook receiver's answer; the rest is never read. */

@@ -5,20 +5,22 @@ import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, page
 import {
   deletePlantsInput,
   listPlantsInput,
+  type ListPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
+  type PlantPageInput,
 } from '@/shared/plants';
 import { costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES, SEARCH_COST } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 
 const tags = ['plants'];
 /** A name search scans the caller's plants where every other read walks an index (README, "Rate limits"). */
-const searchCosts = costs<{ q?: string }>(({ q }) => (q === undefined ? 1 : SEARCH_COST));
+const searchCost = (q: string | undefined) => (q === undefined ? 0 : SEARCH_COST);
 const BODY_TOO_LARGE = `The body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`;
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
 
@@ -76,7 +78,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(listPlantsInput)
-    .use(searchCosts)
+    .use(costs<ListPlantsInput>(({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q)))
     .output(z.array(plantAnswer))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
@@ -115,7 +117,7 @@ export const plantsRouter = createTRPCRouter({
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
-    .use(searchCosts)
+    .use(costs<PlantPageInput>(({ q }) => TABLE_PAGE_COST + searchCost(q)))
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete: each id answered on its own, each charged as a delete (tRPC only). */
