@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { expectError, setupServer } from './helpers/fixture';
 import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from './helpers/trpc';
@@ -17,7 +17,7 @@ const BURST = 60;
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: `${BURST}/0.01` } });
 
 /** One fresh token per use, made at once (each is a run of the token command). */
-const USES = ['bulk', 'batch', 'search-rest', 'long-rest', 'page', 'page-search', 'long-trpc', 'plain'] as const;
+const USES = ['bulk', 'batch', 'search-rest', 'long-rest', 'page', 'page-search', 'long-trpc', 'plain', 'body-rest', 'body-trpc'] as const;
 const tokens = {} as Record<(typeof USES)[number], string>;
 beforeAll(async () => {
   const issued = await Promise.all(USES.map((use) => server.createToken(`cost-${use}`)));
@@ -85,5 +85,33 @@ describe('reads cost their rows, their counts and their search', () => {
   it('leaves a list of up to 100 rows without a search at one', async () => {
     const refused = await spend(tokens.plain, 1, (token) => server.client(token).get('/api/plants?limit=100'));
     expectError(refused, 429, 42900);
+  });
+});
+
+describe(`a body costs one unit per ${BODY_BYTES_PER_UNIT / 1024} KiB`, () => {
+  /** A create body of about `size` bytes whose unknown fields make it a 400: reading and parsing it is the whole cost. */
+  function unknownFields(id: string, size: number): string {
+    let body = `{"id":${id},"name":"x"`;
+    for (let field = 0; body.length < size - 16; field++) body += `,"f${field}":0`;
+    return `${body}}`;
+  }
+
+  it('on REST: a 64 KiB body is charged 8 units, before it is parsed', async () => {
+    const body = unknownFields('7', BODY_LIMIT_BYTES);
+    const cost = Math.ceil(Buffer.byteLength(body) / BODY_BYTES_PER_UNIT);
+    expect(cost).toBe(8);
+    for (let index = 0; index < Math.floor(BURST / cost); index++) expectError(await server.client(tokens['body-rest']).post('/api/plants', body), 400, 40005);
+    const refused = await server.client(tokens['body-rest']).post('/api/plants', body);
+    expectError(refused, 429, 42900);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('on tRPC: the body of a call or a batch is charged the same way, on top of its calls', async () => {
+    const body = `{"json":${unknownFields('"7"', BODY_LIMIT_BYTES - 100)},"meta":{"values":{"id":["bigint"]}}}`;
+    const cost = Math.ceil(Buffer.byteLength(body) / BODY_BYTES_PER_UNIT);
+    const statuses: number[] = [];
+    for (let index = 0; index < Math.floor(BURST / cost); index++) statuses.push((await trpcRequest(server.baseUrl, 'plants.create', { token: tokens['body-trpc'], body })).status);
+    expect(statuses).toEqual(Array(Math.floor(BURST / cost)).fill(400));
+    await expectTrpcError(await trpcRequest(server.baseUrl, 'plants.create', { token: tokens['body-trpc'], body }), 429, 42900);
   });
 });

@@ -66,7 +66,9 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's.
-      const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
+      const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
+      if (bytes) authenticate.chargeForBody(auth, bytes.byteLength);
+      const body = bytes && decodeUtf8(bytes);
       // Before tRPC parses the input and superjson walks it.
       if (body !== undefined) refuseDeepJson(body, 'the body');
       for (const input of request.url.searchParams.getAll('input')) refuseDeepJson(input, 'the input');

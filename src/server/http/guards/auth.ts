@@ -1,4 +1,5 @@
 import { type AuthState, resolveBearer } from '@/server/auth/bearer';
+import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
@@ -64,7 +65,16 @@ export function createAuthGuard(options: AuthGuardOptions) {
     return { message: refusal.problem.message, headers: refusal.headers };
   }
 
-  return Object.assign(authenticate, { chargeMore });
+  /**
+   * A body's cost, charged once it is read and before anything parses it: one unit per BODY_BYTES_PER_UNIT
+   * beyond the first (the call's own unit covers that). Throws a 429 Refusal.
+   */
+  function chargeForBody(auth: AuthState, bytes: number): void {
+    const refused = chargeMore(auth, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
+    if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+  }
+
+  return Object.assign(authenticate, { chargeMore, chargeForBody });
 }
 
 export type Authenticate = ReturnType<typeof createAuthGuard>;

@@ -63,7 +63,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     let body: Record<string, unknown> | undefined;
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
-      body = await readJsonObject(request, response);
+      body = await readJsonObject(request, response, (bytes) => authenticate.chargeForBody(auth, bytes));
     }
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));

@@ -13,9 +13,14 @@ function describe(body: unknown): string {
   return typeof body === 'bigint' ? 'a number' : `a ${typeof body}`;
 }
 
-/** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
-export async function readJsonObject(request: FrontRequest, response: ServerResponse): Promise<Record<string, unknown>> {
-  const text = decodeUtf8(await readBody(request, response));
+/**
+ * The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it.
+ * `charge` is told the body's size once it is read, before anything parses it (it may refuse with a 429).
+ */
+export async function readJsonObject(request: FrontRequest, response: ServerResponse, charge: (bytes: number) => void): Promise<Record<string, unknown>> {
+  const bytes = await readBody(request, response);
+  charge(bytes.byteLength);
+  const text = decodeUtf8(bytes);
   refuseDeepJson(text, 'the body');
   let body: unknown;
   try {
