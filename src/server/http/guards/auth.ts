@@ -34,9 +34,10 @@ export type ChargeRefused = { message: string; headers: Record<string, string> }
  * number of calls the request makes (a tRPC batch makes several). Throws a 429 Refusal; a missing or
  * invalid token is left to the door, which answers 401 in its own format.
  *
- * A call that does more than one call's work (a bulk delete, a name search) is charged the rest once its
- * input is read, through `chargeMore`, which the doors hand to the procedures in the context
- * (`ctx.charge`): a call is charged what it does, on whichever door (README, "Rate limits").
+ * A request does more than one call's work with a large body (`chargeForBody`, before it is parsed) or
+ * with its input (a bulk delete, a long list, a name search): that is charged once the input is read,
+ * through `chargeMore`, which the doors hand to the procedures in the context (`ctx.charge`). A call is
+ * charged what it does, on whichever door (README, "Rate limits: a call is charged what it does").
  */
 export function createAuthGuard(options: AuthGuardOptions) {
   const perToken = options.perToken ? createRateLimiter(options.perToken) : undefined;
