@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import http from 'node:http';
 
 import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { expectTrpcError, trpcRequest } from './helpers/trpc';
 import { rawRequest } from '../support/http-client';
 
 const server = setupServer();
@@ -192,6 +193,38 @@ describe('POST /api/plants: values out of range or breaking a rule (40004)', () 
     const id = nextId();
     expectError(await create(plantBody(id, 'n'.repeat(201))), 400, 40004);
     expect((await listAll()).some((plant) => plant.id === id)).toBe(false);
+  });
+});
+
+describe('names and tags without a visible character, on both doors (40004)', () => {
+  // Lone combining marks, an enclosing circle, noncharacters (BMP and plane 16), and a mix with white space.
+  const invisible = ['\u0301\u0301', '\u20dd', '\uffff', '\ufdd0', '\u{10ffff}', ' \u0301\ufffe '];
+  const superjson = (input: Record<string, unknown>) => JSON.stringify({ json: input, meta: { values: { id: ['bigint'] } } });
+
+  it.each(invisible.map((text) => [JSON.stringify(text).slice(1, -1).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`), text]))(
+    'refuses %s as a name and as a tag, on REST (create and patch) and tRPC (create and update)',
+    async (_, text) => {
+      const id = nextId();
+      expectError(await create(`{"id": ${id}, "name": ${JSON.stringify(text)}}`), 400, 40004, 'name must have at least one visible character');
+      expectError(await create(`{"id": ${id}, "name": "x", "tag": ${JSON.stringify(text)}}`), 400, 40004, 'tag must have at least one visible character');
+      expectStatus(await create(plantBody(id, 'Visible')), 200);
+      const patch = await server.admin.request('PATCH', `/api/plants/${id}`, { body: JSON.stringify({ name: text }), contentType: 'application/merge-patch+json' });
+      expectError(patch, 400, 40004, 'name');
+      for (const input of [{ id: String(nextId()), name: text }, { id: String(nextId()), name: 'x', tag: text }]) {
+        const refused = await trpcRequest(server.baseUrl, 'plants.create', { token: server.adminToken, body: superjson(input) });
+        await expectTrpcError(refused, 400, 40004, 'must have at least one visible character');
+      }
+      const update = await trpcRequest(server.baseUrl, 'plants.update', { token: server.adminToken, body: superjson({ id: String(id), name: text }) });
+      await expectTrpcError(update, 400, 40004, 'name must have at least one visible character');
+    },
+  );
+
+  it('takes combining marks and noncharacters beside a visible character', async () => {
+    for (const name of ['e\u0301', 'Fern\u20dd', 'Fern\ufdd0']) {
+      const created = await create(plantBody(nextId(), name));
+      expectStatus(created, 200);
+      expect(created.json.name).toBe(name);
+    }
   });
 });
 

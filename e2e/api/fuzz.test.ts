@@ -135,9 +135,10 @@ const hasLoneSurrogate = (text: string) => /[\ud800-\udbff](?![\udc00-\udfff])|(
 
 /**
  * The contract's "at least one visible character" (name and tag, since 1.1.0): not only white space,
- * format controls and the other invisible characters it names (U+200B, U+2060, U+3164, U+2800, U+180E).
+ * format controls and the other invisible characters it names (U+200B, U+2060, U+3164, U+2800, U+180E),
+ * combining marks without a character to modify, and noncharacters (U+FFFF, U+FDD0, …).
  */
-const hasVisible = (text: string) => text.replace(/[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/gu, '') !== '';
+const hasVisible = (text: string) => text.replace(/[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800\p{M}\p{Noncharacter_Code_Point}]/gu, '') !== '';
 
 /** name/tag rules: 'either' when the text has a lone surrogate (not Unicode text; the contract is silent). */
 function textRule(value: string, max: number, _notOnlyWhiteSpace: boolean): Expectation {

@@ -6,7 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
+
 import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { expectTrpcError, trpcRequest } from './helpers/trpc';
 import { type ApiResponse, rawRequest } from '../support/http-client';
 import { startServer } from '../support/server-process';
 
@@ -20,6 +23,11 @@ const create = (body: string, key: string | undefined, token = server.adminToken
   server.client(token).post('/api/plants', body, key === undefined ? {} : { headers: { 'Idempotency-Key': key } });
 
 const replayed = (response: ApiResponse) => response.headers.get('idempotent-replayed');
+
+async function keysKept(key: string): Promise<number> {
+  const rows = await server.database.query<{ count: bigint }>('SELECT COUNT(*) AS count FROM "IdempotencyKey" WHERE "key" = ?', [key]);
+  return Number(rows[0]!.count);
+}
 
 async function countPlants(id: bigint): Promise<number> {
   const rows = await server.database.query<{ count: bigint }>('SELECT COUNT(*) AS count FROM "Plant" WHERE "id" = ?', [id]);
@@ -44,20 +52,26 @@ describe('Idempotency-Key on create', () => {
     expectError(await create(plantBody(id, 'Monstera', 'tropical'), undefined), 400, 40006);
   });
 
-  it('counts bodies that differ only in member order, white space or number spelling as the same', async () => {
+  it('counts bodies that differ only in member order, white space or string escapes as the same', async () => {
     const id = nextId();
     const key = newKey();
     expectStatus(await create(`{"id":${id},"name":"Fern","tag":"shade"}`, key), 200);
-    for (const variant of [
-      `{ "tag" : "shade", "name" : "Fern", "id" : ${id} }`,
-      `{"id":${id}.0,"name":"\\u0046ern","tag":"shade"}`,
-      `{"id":${id}e0,"name":"Fern","tag":"shade"}`,
-    ]) {
+    for (const variant of [`{ "tag" : "shade", "name" : "Fern", "id" : ${id} }`, `{"id":${id},"name":"\\u0046ern","tag":"sh\\u0061de"}`]) {
       const again = await create(variant, key);
       expectStatus(again, 200);
       expect(replayed(again), variant).toBe('true');
     }
     expect(await countPlants(id)).toBe(1);
+  });
+
+  it('does not replay the 200 of an id to the same number written with a fraction or an exponent, which is a 400', async () => {
+    const id = nextId();
+    const key = newKey();
+    expectStatus(await create(`{"id":${id},"name":"Fern"}`, key), 200);
+    for (const variant of [`{"id":${id}.0,"name":"Fern"}`, `{"id":${id}e0,"name":"Fern"}`]) {
+      expectError(await create(variant, newKey()), 400, 40003, 'id must be an integer');
+      expectError(await create(variant, key), 422, 42200);
+    }
   });
 
   it('answers 422 to the same key with a different body, and changes nothing', async () => {
@@ -71,13 +85,28 @@ describe('Idempotency-Key on create', () => {
     expect(listed.json).toEqual([{ id, name: 'Cactus' }]);
   });
 
-  it('replays a refusal too: the answer kept is the one the first request got', async () => {
+  it('replays the refusal of an operation that ran (the id was taken): the answer kept is the one the first request got', async () => {
+    const id = nextId();
+    expectStatus(await create(plantBody(id, 'First'), undefined), 200);
     const key = newKey();
-    const first = await create('{"id": 1.5, "name": "x"}', key);
-    expectError(first, 400, 40003);
-    const again = await create('{"id": 1.5, "name": "x"}', key);
-    expectError(again, 400, 40003);
+    expectError(await create(plantBody(id, 'Second'), key), 400, 40006);
+    const again = await create(plantBody(id, 'Second'), key);
+    expectError(again, 400, 40006);
     expect(replayed(again)).toBe('true');
+  });
+
+  it('keeps nothing for a body its validation refuses (as Stripe does): a retry is checked again, and the key stays free', async () => {
+    const id = nextId();
+    const key = newKey();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const refused = await create(`{"id": ${id}, "name": ""}`, key);
+      expectError(refused, 400, 40004);
+      expect(replayed(refused)).toBeNull();
+    }
+    expect(await keysKept(key)).toBe(0);
+    // The corrected body is a new request under the same key, not a 422.
+    expectStatus(await create(plantBody(id, 'Corrected'), key), 200);
+    expect(replayed(await create(plantBody(id, 'Corrected'), key))).toBe('true');
   });
 
   it('keeps keys per user: the same key from two users is two keys', async () => {
@@ -193,5 +222,65 @@ describe('Idempotency-Key on create', () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe('what keys cost the server', () => {
+  /** A create body just under `size` bytes: id, name, then unknown fields (~6,500 of them in 64 KiB). */
+  function unknownFieldsBody(id: string, size: number): { body: string; fields: number } {
+    let body = `{"id":${id},"name":"x"`;
+    let fields = 0;
+    while (body.length < size - 16) body += `,"f${fields++}":0`;
+    return { body: `${body}}`, fields };
+  }
+
+  it('answers 64 KiB of unknown fields with a short message on both doors, and keeps nothing under a new key each time', async () => {
+    const { token } = await server.createToken('idem-unknown');
+    const { body, fields } = unknownFieldsBody(String(nextId()), BODY_LIMIT_BYTES);
+    const keys = Array.from({ length: 8 }, () => newKey());
+    for (const key of keys) {
+      const response = await create(body, key, token);
+      expectError(response, 400, 40005, `unknown fields "f0", "f1", "f2" and ${(fields - 3).toLocaleString('en-US')} more`);
+      expect(response.text.length).toBeLessThan(300);
+    }
+    const [kept] = await server.database.query<{ count: bigint }>(
+      `SELECT COUNT(*) AS count FROM "IdempotencyKey" WHERE "key" IN (${keys.map(() => '?').join(',')})`,
+      keys,
+    );
+    expect(kept!.count).toBe(0n);
+    const trpcBody = `{"json":${unknownFieldsBody('"1"', BODY_LIMIT_BYTES - 64).body},"meta":{"values":{"id":["bigint"]}}}`;
+    const viaTrpc = await trpcRequest(server.baseUrl, 'plants.create', { token, body: trpcBody });
+    const error = await expectTrpcError(viaTrpc, 400, 40005, 'and ');
+    expect(error.message.length).toBeLessThan(300);
+  });
+
+  it(`keeps at most ${IDEMPOTENCY_KEYS_PER_USER.toLocaleString('en-US')} keys per user: a new key evicts that user's oldest answered one`, { timeout: 60_000 }, async () => {
+    const { token } = await server.createToken('idem-bound');
+    const [user] = await server.database.query<{ id: bigint }>(`SELECT "id" FROM "User" WHERE "name" = 'idem-bound'`);
+    // As the engine stores a DateTime, for rows written behind the app's back.
+    const epoch = await server.database.dateTime(new Date(0));
+    const stored = (at: Date) => (typeof epoch === 'number' ? at.getTime() : at.toISOString().replace('Z', String(epoch).slice('1970-01-01T00:00:00.000'.length)));
+    const start = Date.now() - 3 * 3_600_000;
+    const expires = stored(new Date(Date.now() + 3_600_000));
+    const ROWS = 500;
+    for (let first = 0; first < IDEMPOTENCY_KEYS_PER_USER; first += ROWS) {
+      const rows = Array.from({ length: ROWS }, (_, offset) => first + offset);
+      await server.database.execute(
+        `INSERT INTO "IdempotencyKey" ("userId", "key", "fingerprint", "status", "response", "lockedUntil", "createdAt", "expiresAt") VALUES ${rows.map(() => '(?, ?, ?, 200, ?, ?, ?, ?)').join(', ')}`,
+        rows.flatMap((row) => [user!.id, `old-${row}`, 'f', '{}', stored(new Date(start)), stored(new Date(start + row * 1_000)), expires]),
+      );
+    }
+    const count = async () => Number((await server.database.query<{ count: bigint }>('SELECT COUNT(*) AS count FROM "IdempotencyKey" WHERE "userId" = ?', [user!.id]))[0]!.count);
+    expect(await count()).toBe(IDEMPOTENCY_KEYS_PER_USER);
+    const id = nextId();
+    expectStatus(await create(plantBody(id, 'Bounded'), 'new-1', token), 200);
+    expect(await count()).toBe(IDEMPOTENCY_KEYS_PER_USER);
+    expect(await keysKept('old-0')).toBe(0);
+    expect(await keysKept('old-1')).toBe(1);
+    expectStatus(await create(plantBody(nextId(), 'Bounded'), 'new-2', token), 200);
+    expect(await keysKept('old-1')).toBe(0);
+    expect(await count()).toBe(IDEMPOTENCY_KEYS_PER_USER);
+    // The newest keys still replay.
+    expect(replayed(await create(plantBody(id, 'Bounded'), 'new-1', token))).toBe('true');
   });
 });

@@ -30,7 +30,7 @@ async function receiver(port?: number): Promise<Receiver> {
 const deliveriesOf = async (endpointId: number, query = '') => {
   const response = await server.admin.get(`/api/webhooks/endpoints/${endpointId}/deliveries?limit=100${query}`);
   expectStatus(response, 200);
-  return response.json as { id: bigint; type: string; status: string; attempts: bigint; lastStatus: bigint | null; lastError: string | null; nextAttemptAt: string | null }[];
+  return response.json as { id: bigint; type: string; status: string; attempts: bigint; lastStatus: bigint | null; lastError: string | null; lastResponse: string | null; nextAttemptAt: string | null }[];
 };
 
 const health = async () => (await server.anonymous.get('/api/health', { authorization: null })).json.webhooks as { pending: bigint; failing: bigint; failed: bigint };
@@ -142,6 +142,20 @@ describe('delivery', () => {
     await eventually(() => deliveriesOf(id), (rows) => rows[0]?.status === 'delivered');
     const log = await deliveriesOf(id, '&status=delivered');
     expect(log).toEqual([expect.objectContaining({ attempts: 7n, lastStatus: 200n })]);
+    expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
+  });
+
+  it('writes down an answer with a NUL byte and bytes that are not UTF-8 as text, and backs off from it (PostgreSQL refused it, and the server resent at once, forever)', async () => {
+    const hook = await receiver();
+    hook.answer(() => ({ status: 500, body: Buffer.from([0x6e, 0x6f, 0x00, 0xff, 0x21]) }));
+    const { id } = await registerEndpoint(server.admin, hook.url, ['plant.created']);
+    expectStatus(await server.admin.post('/api/plants', plantBody(nextId(), 'answered with NUL')), 200);
+    const rows = await eventually(() => deliveriesOf(id), (all) => (all[0]?.attempts ?? 0n) >= 3n, 15_000, 'three attempts written down');
+    expect(rows[0]).toMatchObject({ status: 'pending', lastStatus: 500n, lastResponse: 'no\uFFFD\uFFFD!' });
+    const gaps = hook.received.slice(1, 3).map((request, index) => request.at - hook.received[index]!.at);
+    expect(gaps[0], `waits ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(100 * 0.8 - 5);
+    expect(gaps[1], `waits ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(200 * 0.8 - 5);
+    expect(server.log()).not.toContain('22021');
     expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
   });
 

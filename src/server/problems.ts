@@ -2,9 +2,14 @@ import { TRPCError } from '@trpc/server';
 import type { core } from 'zod';
 
 import { AppError, type ErrorKind } from '@/shared/errors';
+import { QUOTED_NAME_MAX_LENGTH, UNKNOWN_FIELDS_NAMED } from '@/shared/limits';
+import { unknownFields } from '@/shared/messages';
 
 /** A failure as a client sees it, before a door renders it in its own wire format. */
 export type Problem = { kind: ErrorKind; message: string; field?: string };
+
+/** Long enough for a schema's own message naming UNKNOWN_FIELDS_NAMED names, too short for a list of all of them. */
+const UNKNOWN_FIELDS_MESSAGE_MAX_LENGTH = (QUOTED_NAME_MAX_LENGTH + 4) * UNKNOWN_FIELDS_NAMED + 200;
 
 export const INTERNAL_ERROR_MESSAGE = 'the server failed to handle this request; it has been logged';
 
@@ -36,7 +41,11 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 /** Sorts a validation issue into the error kinds of the catalogue; `input` tells missing from mistyped. */
 export function problemFromIssue(issue: core.$ZodIssue, input: unknown): Problem {
-  if (issue.code === 'unrecognized_keys') return { kind: 'unknownField', message: issue.message, field: issue.keys[0] };
+  if (issue.code === 'unrecognized_keys') {
+    // A schema without words of its own gets zod's, which would list every unknown name (64 KiB of them).
+    const message = issue.message.length <= UNKNOWN_FIELDS_MESSAGE_MAX_LENGTH ? issue.message : `${unknownFields(issue.keys)}: the operation does not take them`;
+    return { kind: 'unknownField', message, field: issue.keys[0]?.slice(0, QUOTED_NAME_MAX_LENGTH) };
+  }
   const field = issue.path.length > 0 ? issue.path.join('.') : undefined;
   if (issue.code === 'invalid_type') {
     const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
@@ -63,4 +72,22 @@ export function problemFromError(error: unknown, input: unknown): Problem {
   if (error.cause === undefined || error.cause === error) return { kind, message: error.message };
   if (error.cause instanceof SyntaxError) return { kind, message: `the input is not valid JSON: ${error.cause.message}` };
   return { kind, message: 'the input is not valid: it must be JSON as superjson writes it' };
+}
+
+/**
+ * Refusals made before a procedure's operation runs: the procedure's guard (no token, no permission) and
+ * its charge against the rate limit. With a failed input check (a zod issue, or tRPC's own input reading),
+ * they are the failures that leave the operation unstarted.
+ */
+const REFUSED_BEFORE_THE_OPERATION: ReadonlySet<ErrorKind> = new Set(['missingToken', 'invalidToken', 'forbidden', 'tooManyRequests']);
+
+/**
+ * Whether a failed call got as far as its operation: only then does an Idempotency-Key keep its answer, as
+ * Stripe keeps results "only if an API endpoint started executing" (a request refused by validation, or one
+ * that conflicted with another, keeps nothing and is safe to retry). Only AppErrors come from an operation;
+ * anything else is the input's check or tRPC's, or a fault, which keeps nothing either.
+ */
+export function operationStarted(error: unknown): boolean {
+  const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
+  return cause instanceof AppError && !REFUSED_BEFORE_THE_OPERATION.has(cause.kind);
 }

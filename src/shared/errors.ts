@@ -1,3 +1,7 @@
+import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from './limits';
+
+const KIB = 1024;
+
 /**
  * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
  * Values are the status times 100 plus a running number, so a person reading a log can tell the status
@@ -45,7 +49,7 @@ export const errorCatalog = {
     meaning:
       'The request is not valid HTTP: a request target that is not a path, an absolute http(s) URL or `OPTIONS *`; no `Host`, two, or one that is not a host name; two `Content-Type` or `Content-Length` fields. The connection closes after the answer.',
   },
-  batchTooLarge: { value: 40011, status: 400, meaning: 'A tRPC batch holds more than 10 calls (admin page\'s door).' },
+  batchTooLarge: { value: 40011, status: 400, meaning: `A tRPC batch has more calls than the server takes at once (${BATCH_MAX_CALLS}).` },
   idempotencyKeyInvalid: {
     value: 40012,
     status: 400,
@@ -60,6 +64,11 @@ export const errorCatalog = {
   // 40014–40019 are unassigned.
   emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold `name`, `tag`, or both.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
+  jsonTooDeep: {
+    value: 40022,
+    status: 400,
+    meaning: `The request body (or a tRPC input) nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep.`,
+  },
   missingToken: { value: 40100, status: 401, meaning: 'No bearer token was sent. `WWW-Authenticate: Bearer realm="plants"`.' },
   invalidToken: {
     value: 40101,
@@ -84,7 +93,7 @@ export const errorCatalog = {
     status: 409,
     meaning: 'A request with this `Idempotency-Key` is still being carried out; retry after `Retry-After`.',
   },
-  bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
+  bodyTooLarge: { value: 41300, status: 413, meaning: `The request body is larger than ${BODY_LIMIT_BYTES / KIB} KiB.` },
   unsupportedMediaType: {
     value: 41500,
     status: 415,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
+import { unknownFields } from './messages';
 import { fromDecimalText, pageLimit } from './query-values';
 
 /**
@@ -40,10 +41,13 @@ const codePoints = (text: string) => [...text].length;
 /**
  * Characters that show nothing by themselves: white space, format controls (U+200B, U+2060, U+202E, …),
  * the other default-ignorable code points (U+180E, U+3164, U+FFA0 and the Hangul fillers, variation
- * selectors) and the blank Braille pattern U+2800, which fonts draw as empty. A name or tag of only these
- * looks empty in every list; the contract asks for at least one visible character.
+ * selectors), the blank Braille pattern U+2800, which fonts draw as empty, combining marks (`\p{M}`:
+ * U+0301 and the like only ever modify the character before them; alone they are a dotted circle or
+ * nothing), and noncharacters (U+FFFE, U+FFFF, U+FDD0–U+FDEF, …: reserved for a program's own use, never
+ * drawn). A name or tag of only these looks empty in every list; the contract asks for at least one visible
+ * character. (With a visible character, "e" + U+0301 is "é": the marks are fine.)
  */
-const INVISIBLE = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/gu;
+const INVISIBLE = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800\p{M}\p{Noncharacter_Code_Point}]/gu;
 
 /** True when the text has at least one character that is not white space or invisible. */
 export function hasVisibleCharacter(value: string): boolean {
@@ -87,9 +91,7 @@ export const newPlantSchema = z
     { id: keepJsonType(plantId), name: plantName, tag: plantTag.optional() },
     {
       error: (issue) =>
-        issue.code === 'unrecognized_keys'
-          ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}: a new plant has only id, name and tag`
-          : 'a new plant must be a JSON object',
+        issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys)}: a new plant has only id, name and tag` : 'a new plant must be a JSON object',
     },
   )
   .meta({ id: 'NewPlant', description: 'The body of a create: id, name and an optional tag. No other field.' });
@@ -186,9 +188,7 @@ export const plantIdParam = z.object({
 });
 
 const patchError = (issue: { code: string; keys?: string[] }) =>
-  issue.code === 'unrecognized_keys'
-    ? `unknown field${issue.keys!.length > 1 ? 's' : ''} ${issue.keys!.map((key) => `"${key}"`).join(', ')}: a patch changes only name and tag`
-    : 'a patch must be a JSON object';
+  issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys!)}: a patch changes only name and tag` : 'a patch must be a JSON object';
 
 /** PATCH's input: the id from the path, and the merge patch's fields. No other field (the id cannot change). */
 export const patchPlantInput = z.strictObject(

@@ -16,6 +16,8 @@ export type Receiver = {
   received: ReceivedWebhook[];
   /** The most requests that were open at one moment. */
   maxConcurrent: () => number;
+  /** The requests open now. */
+  openNow: () => number;
   answer: (respond: (request: ReceivedWebhook, index: number) => Answer) => void;
   /** Resolves when `count` requests have arrived (fails after `timeoutMs`). */
   waitFor: (count: number, timeoutMs?: number) => Promise<ReceivedWebhook[]>;
@@ -53,6 +55,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     port: actualPort,
     received,
     maxConcurrent: () => maxOpen,
+    openNow: () => open,
     answer: (next) => {
       respond = next;
     },

@@ -193,6 +193,35 @@ export const databaseReady: Promise<void> = (
   // Prisma's promises run when first awaited; `then` sends the statement now, ahead of any query.
   .then(() => undefined);
 
+/** Free pages SQLite gives back per transaction: 400 KB, ~20 ms of the single writer each. */
+const FREE_PAGES_PER_STEP = 100;
+const AUTO_VACUUM_INCREMENTAL = 2;
+
+const pragmaNumber = async (name: string) => Number(Object.values((await db.$queryRawUnsafe<Record<string, unknown>[]>(`PRAGMA ${name}`))[0] ?? {})[0] ?? 0);
+
+/**
+ * Gives the free pages of the SQLite file back to the file system, a batch at a time, and resolves to how
+ * many. SQLite keeps the pages of deleted rows in the file and reuses them for later writes, so without this
+ * the file stays as large as it ever was (an expired day of idempotency keys, a week of delivered webhooks).
+ * Needs `auto_vacuum = INCREMENTAL`, which the migration runner gives every new file; on an older file, and
+ * on PostgreSQL (whose vacuum keeps freed space for reuse), it does nothing. Measured: 16 MB of swept keys
+ * (4,100 pages) given back in ~0.4 s, in transactions of 100 pages (store.test.ts).
+ */
+export async function returnFreePages(): Promise<number> {
+  if (engine !== 'sqlite' || (await pragmaNumber('auto_vacuum')) !== AUTO_VACUUM_INCREMENTAL) return 0;
+  let returned = 0;
+  for (let free = await pragmaNumber('freelist_count'); free > 0; ) {
+    // Each step of the pragma gives back one page, and the adapter steps a statement without columns once:
+    // so one statement per page, a batch of them in one transaction (one commit, one sync).
+    await db.$transaction(Array.from({ length: Math.min(free, FREE_PAGES_PER_STEP) }, () => db.$executeRawUnsafe('PRAGMA incremental_vacuum')));
+    const left = await pragmaNumber('freelist_count');
+    if (left >= free) break;
+    returned += free - left;
+    free = left;
+  }
+  return returned;
+}
+
 /** True when the error is the database refusing a second row with the same unique key. */
 export function isUniqueViolation(error: unknown): boolean {
   return prismaCode(error) === 'P2002';

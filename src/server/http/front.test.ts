@@ -8,10 +8,10 @@ import { z } from 'zod';
 import type { Logger } from '@/server/log';
 import { appRouter } from '@/server/trpc/app-router';
 import type { Context } from '@/server/trpc/init';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from '@/shared/limits';
 import { signIn } from '@/test/actors';
 
 import { createFront, type FrontOptions } from './front';
-import { BODY_LIMIT_BYTES } from './guards/body';
 import type { PagesDoor } from './pages';
 import { startHttpServer } from './server';
 
@@ -160,7 +160,7 @@ describe('the REST chain', () => {
     const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
     const response = await post('/api/plants', deep, { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: 40000, message: 'the body is not valid JSON: it nests too deeply' });
+    expect(await response.json()).toEqual({ error: 40022, message: `the body nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep` });
   });
 
   it('keeps concurrent calls apart: each request gets its own outcome', async () => {

@@ -18,9 +18,11 @@ import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
+import { JSON_MAX_DEPTH } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
+import { nestsDeeperThan } from './guards/json-depth';
 import { type FrontRequest, PLACEHOLDER_ORIGIN } from './request';
 import { jsonReply, noSuchPath, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { checkContentType } from './rest/content-type';
@@ -30,13 +32,6 @@ import { API_VERSION } from './rest/openapi';
 
 export const MCP_PATH = '/api/mcp';
 const ALLOW = 'POST, OPTIONS';
-
-/**
- * How deeply a message may nest arrays and objects. Everything behind the door walks a message recursively
- * (the lossless parser, the SDK's schemas, the argument conversion, zod), so deeper text is refused from one
- * linear scan before any of them runs. The deepest real message, a tools/call with a list argument, nests 4.
- */
-const MAX_DEPTH = 32;
 
 /** What a model is told about this server when a client connects (MCP's `instructions`). */
 const INSTRUCTIONS = [
@@ -88,23 +83,6 @@ class ProtocolError extends Error {
 const parseError = (message: string) => new RpcRefusal(rpcError(400, ErrorCode.ParseError, `Parse error: ${message}`));
 const invalidRequest = (message: string) => new RpcRefusal(rpcError(400, ErrorCode.InvalidRequest, `Invalid Request: ${message}`));
 
-/** Whether JSON text nests arrays and objects deeper than `limit`: brackets outside strings, counted without parsing. */
-function nestsDeeperThan(text: string, limit: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 0x5c) index++;
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x5b || code === 0x7b) {
-      if (++depth > limit) return true;
-    } else if (code === 0x5d || code === 0x7d) depth--;
-  }
-  return false;
-}
-
 /** Every integer as a number, which the SDK's schemas and its JSON.stringify take; one a double cannot hold is refused. */
 function plainNumbers(value: unknown): unknown {
   if (typeof value === 'bigint') {
@@ -154,7 +132,9 @@ type Message = {
  * for the tool to convert by its schema; the rest of the message takes plain numbers.
  */
 function readMessage(text: string): Message {
-  if (nestsDeeperThan(text, MAX_DEPTH)) throw parseError(`the body nests arrays and objects more than ${MAX_DEPTH} levels deep`);
+  // Everything behind the door walks a message recursively (the lossless parser, the SDK's schemas, the
+  // argument conversion, zod): deeper text is refused from one linear scan before any of them runs.
+  if (nestsDeeperThan(text, JSON_MAX_DEPTH)) throw parseError(`the body nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep`);
   let body: unknown;
   try {
     body = parseExactJson(text);
@@ -243,6 +223,7 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
     }
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
+    authenticate.chargeForBody(auth, body.byteLength);
     let message: Record<string, unknown>;
     let args: Record<string, unknown>;
     try {
@@ -256,7 +237,7 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
     const toolName = method === 'tools/call' && isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : undefined;
     request.trace.rpc = toolName === undefined ? method : `${method} ${shown(toolName, 64)}`;
 
-    const context = contextFor(auth, request.id);
+    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
     const server = new Server(
       { name: 'plant-store', title: 'Plant Store', version: API_VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },

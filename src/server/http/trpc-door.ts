@@ -8,15 +8,15 @@ import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
+import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES } from '@/shared/limits';
 
 import type { Authenticate } from './guards/auth';
-import { BODY_LIMIT_BYTES, decodeUtf8, readBody } from './guards/body';
+import { decodeUtf8, readBody } from './guards/body';
+import { refuseDeepJson } from './guards/json-depth';
 import type { FrontRequest } from './request';
 import { Refusal, refuse } from './reply';
 
 export const TRPC_BASE_PATH = '/api/trpc';
-/** Calls per batch: the admin page sends a few at a time; more only multiplies one request's cost. */
-export const MAX_BATCH_SIZE = 10;
 const ALLOW = 'GET, HEAD, POST';
 
 /**
@@ -61,11 +61,17 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       }
       const calls = callCount(request, encodedPath);
       request.trace.calls = calls;
-      if (calls > MAX_BATCH_SIZE) throw refuse('batchTooLarge', `a batch may hold at most ${MAX_BATCH_SIZE} calls; this one holds ${calls}`);
-      context = contextFor(await authenticate(request, calls), request.id);
+      if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
+      const auth = await authenticate(request, calls);
+      context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's.
-      const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
+      const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
+      if (bytes) authenticate.chargeForBody(auth, bytes.byteLength);
+      const body = bytes && decodeUtf8(bytes);
+      // Before tRPC parses the input and superjson walks it.
+      if (body !== undefined) refuseDeepJson(body, 'the body');
+      for (const input of request.url.searchParams.getAll('input')) refuseDeepJson(input, 'the input');
       Object.assign(request.raw, { body });
     } catch (error) {
       if (error instanceof Refusal) return writeRefusal(response, error);
@@ -78,8 +84,10 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       res: response,
       path: encodedPath,
       createContext: () => context,
-      maxBatchSize: MAX_BATCH_SIZE,
+      maxBatchSize: BATCH_MAX_CALLS,
       maxBodySize: BODY_LIMIT_BYTES,
+      // A call refused by its charge (a bulk delete past the bucket) says when to come back.
+      responseMeta: () => ({ headers: context.responseHints.headers ?? {} }),
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');
       },

@@ -8,15 +8,23 @@ import { canonicalJson, requestFingerprint } from './fingerprint';
 const fingerprint = (text: string, operation = 'POST /plants') => requestFingerprint(operation, parseExactJson(text));
 
 describe('the same body', () => {
-  it('ignores white space, member order, string escapes and number spelling', () => {
-    const reference = fingerprint('{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[1,2],"a":null}}');
+  it('ignores white space, member order, string escapes, and how a fraction or an exponent is spelled', () => {
+    const reference = fingerprint('{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[1.0,2e0,0.5],"a":null}}');
     for (const same of [
-      '{ "tag":"shade" , "name":"Fern", "id":9007199254740993, "extra":{"a":null,"b":[1,2]} }',
-      '{"id":9007199254740993,"name":"\\u0046ern","tag":"sh\\u0061de","extra":{"b":[1.0,2e0],"a":null}}',
-      '{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[10e-1,0.2E1],"a":null}}',
+      '{ "tag":"shade" , "name":"Fern", "id":9007199254740993, "extra":{"a":null,"b":[1.0,2e0,0.5]} }',
+      '{"id":9007199254740993,"name":"\\u0046ern","tag":"sh\\u0061de","extra":{"b":[1.00,2E0,5e-1],"a":null}}',
+      '{"id":9007199254740993,"name":"Fern","tag":"shade","extra":{"b":[10e-1,0.2E1,0.50],"a":null}}',
     ]) {
       expect(fingerprint(same), same).toBe(reference);
     }
+  });
+
+  it('tells an integer from the same number written with a fraction or an exponent, as the operation does', () => {
+    const reference = fingerprint('{"id":5002,"name":"Fern"}');
+    for (const other of ['{"id":5002.0,"name":"Fern"}', '{"id":5.002e3,"name":"Fern"}', '{"id":5002e0,"name":"Fern"}']) {
+      expect(fingerprint(other), other).not.toBe(reference);
+    }
+    expect(fingerprint('{"id":5002.0,"name":"Fern"}')).toBe(fingerprint('{"id":5.002e3,"name":"Fern"}'));
   });
 
   it('tells apart every other difference', () => {
@@ -37,9 +45,9 @@ describe('the same body', () => {
   });
 
   it('writes a canonical form that cannot be confused across types', () => {
-    expect(canonicalJson({ b: 1n, a: [true, null, 'x', 0.5, -0] })).toBe('{"a":[true,null,"x",0.5,0],"b":1}');
+    expect(canonicalJson({ b: 1n, a: [true, null, 'x', 0.5, -0, 3] })).toBe('{"a":[true,null,"x",0.5,0.0,3.0],"b":1}');
     expect(canonicalJson({ a: '1' })).not.toBe(canonicalJson({ a: 1 }));
     expect(canonicalJson({ a: Number.POSITIVE_INFINITY })).not.toBe(canonicalJson({ a: null }));
-    expect(canonicalJson({ 'a,"b"': 1 })).toBe('{"a,\\"b\\"":1}');
+    expect(canonicalJson({ 'a,"b"': 1n })).toBe('{"a,\\"b\\"":1}');
   });
 });

@@ -1,22 +1,23 @@
 import { createHash } from 'node:crypto';
 
 /**
- * What "the same body" means for an Idempotency-Key: the same JSON value. White space, the order of an
- * object's members, how a string is escaped ("\u0041" is "A") and how a number is spelled (100, 100.0 and
- * 1e2 are one number) do not matter; any other difference does, including Unicode normalization (an "é"
- * written as one code point or as e + U+0301 are different names, and would be stored differently).
+ * What "the same body" means for an Idempotency-Key: the same value as the operation reads it. White space,
+ * the order of an object's members and how a string is escaped ("\u0041" is "A") do not matter; any other
+ * difference does, including Unicode normalization (an "é" written as one code point or as e + U+0301 are
+ * different names, and would be stored differently).
  *
- * The REST chain hands bodies over parsed by the exact JSON reader: integers written as integers are
- * bigint, every other number a double. An integral double is written as the integer it is, so 1e2 and 100
- * agree; a non-integral one as JavaScript's shortest round-trip form. (Non-integral numbers are never
- * valid in a create body, so their precision decides nothing but which 400 is replayed.)
+ * Numbers are read as the REST chain's exact JSON reader reads them: a number written in digits alone is an
+ * integer (bigint), one with a fraction or an exponent a double. The operation tells the two apart (`5002.0`
+ * is not an id: 400), so the fingerprint does too, or a retry with `5002.0` would be handed the 200 kept for
+ * `5002`. An integral double is written with `.0` (100.0 and 1e2 are one double, and not 100); a
+ * non-integral one as JavaScript's shortest round-trip form, which always has a `.` or an exponent.
  */
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
     case 'bigint':
       return value.toString();
     case 'number':
-      return Number.isInteger(value) ? BigInt(value).toString() : String(value);
+      return Number.isInteger(value) ? `${BigInt(value)}.0` : String(value);
     case 'string':
     case 'boolean':
       return JSON.stringify(value);

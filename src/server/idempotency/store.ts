@@ -1,6 +1,7 @@
 import 'server-only';
 
-import { db, isUniqueViolation } from '@/server/db/client';
+import { db, isUniqueViolation, returnFreePages } from '@/server/db/client';
+import { IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
 
 /**
  * Idempotency keys in the database, so a retry is recognised by any instance and after a restart. A key
@@ -13,6 +14,12 @@ import { db, isUniqueViolation } from '@/server/db/client';
  * holds its key only until `lockedUntil`; the next retry then takes it over and carries the request out
  * again. (A create that had committed before the crash then answers 400 "id already exists": nothing is
  * created twice, but that retry does not see the original 200.)
+ *
+ * What one user keeps is bounded: IDEMPOTENCY_KEYS_PER_USER keys, the oldest answered ones evicted when a
+ * new key comes (with only answers of operations that started, and no answer over 4 KiB, that is ~16 MB at
+ * most per user). Evicting rather than refusing keeps a busy client working: its retries come within
+ * minutes, and the 10,000 newest keys cover that at any rate the rate limit allows; a retry with an evicted
+ * key runs again, which for a create (ids are the client's) is a 400 "id already exists", never a second plant.
  */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Longer than any create takes (the database waits at most 10 s for a lock or a connection). */
@@ -39,6 +46,7 @@ export async function claimKey({ userId, key }: KeyRef, fingerprint: string, now
         data: { userId, key, fingerprint, lockedUntil, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) },
         select: { userId: true },
       });
+      await evictBeyondBound(userId);
       return { kind: 'claimed' };
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -66,6 +74,21 @@ export async function claimKey({ userId, key }: KeyRef, fingerprint: string, now
   return { kind: 'inFlight' };
 }
 
+/**
+ * Keeps a user's keys to IDEMPOTENCY_KEYS_PER_USER, evicting the oldest answered ones: one walk of the
+ * (userId, createdAt) index to the boundary (~0.3 ms for 10,000 keys on SQLite), and a delete only when the
+ * user has more. Keys in flight are never evicted (there are at most as many as requests running).
+ */
+async function evictBeyondBound(userId: number): Promise<void> {
+  const boundary = await db.idempotencyKey.findFirst({
+    where: { userId },
+    orderBy: { createdAt: 'desc' },
+    skip: IDEMPOTENCY_KEYS_PER_USER,
+    select: { createdAt: true },
+  });
+  if (boundary) await db.idempotencyKey.deleteMany({ where: { userId, createdAt: { lte: boundary.createdAt }, status: { not: null } } });
+}
+
 /** Keeps the answer of the request that claimed the key, for the retries of the next 24 hours. */
 export async function completeKey({ userId, key }: KeyRef, answer: StoredAnswer): Promise<void> {
   await db.idempotencyKey.updateMany({ where: { userId, key, status: null }, data: { status: answer.status, response: answer.body } });
@@ -79,8 +102,9 @@ export async function releaseKey({ userId, key }: KeyRef): Promise<void> {
 const SWEEP_BATCH = 500;
 
 /**
- * Deletes keys past their 24 hours, a batch at a time, so SQLite's single writer is never held for long.
- * Resolves to the number deleted. Expired keys are ignored by claimKey anyway; this only frees the space.
+ * Deletes keys past their 24 hours, a batch at a time, so SQLite's single writer is never held for long,
+ * then gives the file's free pages back (these and any other table's). Resolves to the number deleted.
+ * Expired keys are ignored by claimKey anyway; this only frees the space.
  */
 export async function sweepExpiredKeys(now = new Date()): Promise<number> {
   let deleted = 0;
@@ -94,8 +118,10 @@ export async function sweepExpiredKeys(now = new Date()): Promise<number> {
     });
     const { count } = await db.idempotencyKey.deleteMany({ where: { expiresAt: last ? { lte: last.expiresAt } : { lt: now } } });
     deleted += count;
-    if (!last || count === 0) return deleted;
+    if (!last || count === 0) break;
   }
+  await returnFreePages();
+  return deleted;
 }
 
 /** Sweeps now and then every `intervalMs` until stopped; each instance may run one (deletes are idempotent). */

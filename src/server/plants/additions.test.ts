@@ -20,7 +20,7 @@ const ids = (plants: { id: bigint }[]) => plants.map((plant) => plant.id);
 describe('visible characters', () => {
   it('refuses names and tags of only invisible characters, and says which rule', async () => {
     const { caller } = await signIn('vis-owner');
-    for (const name of ['\u200b', '\u3164', '\u2800', '\u2060\u180e', ' \u200b ', '\ufeff', '\u202e']) {
+    for (const name of ['\u200b', '\u3164', '\u2800', '\u2060\u180e', ' \u200b ', '\ufeff', '\u202e', '\u0301\u0301', '\uffff', '\ufdd0']) {
       expect(await failureOf(caller.plants.create({ id: 1_001n, name }), { id: 1_001n, name })).toMatchObject({
         kind: 'invalidValue',
         field: 'name',

@@ -5,21 +5,26 @@ import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, page
 import {
   deletePlantsInput,
   listPlantsInput,
+  type ListPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
+  type PlantPageInput,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
 const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
+/** A name search scans the caller's plants where every other read walks an index (README, "Rate limits"). */
+const searchCost = (q: string | undefined) => (q === undefined ? 0 : SEARCH_COST);
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
@@ -79,6 +84,7 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(listPlantsInput)
+    .use(costs<ListPlantsInput>(({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q)))
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
@@ -112,10 +118,16 @@ export const plantsRouter = createTRPCRouter({
     .mutation(({ ctx, input }) => updatePlant(ctx.actor, input.id, { name: input.name, tag: input.tag })),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
-  page: protectedProcedure.input(plantPageInput).query(({ ctx, input }) => pagePlants(ctx.actor, input)),
+  page: protectedProcedure
+    .input(plantPageInput)
+    .use(costs<PlantPageInput>(({ q }) => TABLE_PAGE_COST + searchCost(q)))
+    .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
-  /** The admin page's bulk delete: each id answered on its own (tRPC only). */
-  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
+  /** The admin page's bulk delete: each id answered on its own, each charged as a delete (tRPC only). */
+  deleteMany: protectedProcedure
+    .input(deletePlantsInput)
+    .use(costs<{ ids: bigint[] }>(({ ids }) => ids.length))
+    .mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
 
   /** An id that is free now, for the add form (tRPC only). */
   suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),

@@ -186,15 +186,19 @@ export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
 
 export type BulkDeleteResult = { id: bigint; deleted: true } | { id: bigint; deleted: false; message: string };
 
-/** Deletes each id on its own, so one that is gone already does not stop the rest; says what became of each. */
+/**
+ * Deletes the plants with these ids that the caller has access to, in one statement (one commit, one sync
+ * on SQLite: up to 100 deletes cost about what one does), and says what became of each id: one that is gone
+ * already, or not the caller's, does not stop the rest. The access rule is in the statement's WHERE, as in
+ * every write; RETURNING names the rows it deleted, on both engines.
+ */
 export async function deletePlants(actor: Actor, ids: bigint[]): Promise<BulkDeleteResult[]> {
-  const results: BulkDeleteResult[] = [];
-  for (const id of new Set(ids)) {
-    const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
-    results.push(count === 1 ? { id, deleted: true } : { id, deleted: false, message: `no plant with id ${id}: it may have been deleted already` });
-  }
-  if (results.some((result) => result.deleted)) changeCommitted();
-  return results;
+  const unique = [...new Set(ids)];
+  const access = can(actor, 'plants:any') ? Prisma.empty : Prisma.sql`AND "ownerId" = ${actor.userId}`;
+  const rows = await db.$queryRaw<{ id: bigint | number | string }[]>`DELETE FROM "Plant" WHERE id IN (${Prisma.join(unique)}) ${access} RETURNING id`;
+  const deleted = new Set(rows.map((row) => BigInt(row.id)));
+  if (deleted.size > 0) changeCommitted();
+  return unique.map((id) => (deleted.has(id) ? { id, deleted: true } : { id, deleted: false, message: `no plant with id ${id}: it may have been deleted already` }));
 }
 
 /**

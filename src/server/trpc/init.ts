@@ -20,21 +20,42 @@ export type Context = {
   /** Resolved by the front before either door runs, so both rate-limit the same token the same way. */
   auth: AuthState;
   /**
-   * What a procedure tells the REST door beside its result. A shared object, since middlewares hand
-   * procedures a copy of the context: `nextPageQuery` is the query of the next page, for the `Link`
-   * header. (The admin page asks for one row more than it shows instead.)
+   * What a procedure tells the doors beside its result. A shared object, since middlewares hand
+   * procedures a copy of the context: `nextPageQuery` is the query of the next page, for REST's `Link`
+   * header (the admin page asks for one row more than it shows instead); `headers` go on the answer
+   * whatever it is (a 429's `Retry-After`).
    */
-  responseHints: { nextPageQuery?: Record<string, string> };
+  responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string> };
   /**
    * The REST request's input exactly as sent: the JSON body with integers as bigint, path parameters
    * percent-decoded. Set by the REST chain, because trpc-to-openapi parses bodies with JSON.parse, which
    * rounds int64 ids to the nearest double, and passes path parameters on still encoded.
    */
   exactRestInput?: Record<string, unknown>;
+  /**
+   * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
+   * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its
+   * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
+   */
+  charge: (units: number) => void;
 };
 
-export function contextFor(auth: AuthState, requestId: string = randomUUID()): Context {
-  return { requestId, auth, responseHints: {} };
+/** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
+export type ChargeBucket = (units: number) => { message: string; headers: Record<string, string> } | undefined;
+
+export function contextFor(auth: AuthState, requestId: string = randomUUID(), chargeBucket?: ChargeBucket): Context {
+  const responseHints: Context['responseHints'] = {};
+  return {
+    requestId,
+    auth,
+    responseHints,
+    charge(units) {
+      const refused = chargeBucket?.(units);
+      if (!refused) return;
+      responseHints.headers = { ...responseHints.headers, ...refused.headers };
+      throw new AppError('tooManyRequests', refused.message);
+    },
+  };
 }
 
 /** A context for a caller outside HTTP (tests, scripts): the same bearer rule as the doors. */
@@ -121,6 +142,18 @@ function guard(permission?: Permission) {
     const result = await next(options);
     if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
     return result;
+  });
+}
+
+/**
+ * What a call costs against its token's bucket when that depends on its input (README, "Rate limits"): the
+ * doors charge one unit per call before reading anything; this charges the rest once the input is parsed,
+ * before the operation runs. Goes after `.input()`; `cost` is the call's whole cost.
+ */
+export function costs<TInput>(cost: (input: TInput) => number) {
+  return t.middleware(({ ctx, input, next }) => {
+    ctx.charge(cost(input as TInput) - 1);
+    return next();
   });
 }
 

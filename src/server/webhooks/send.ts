@@ -2,12 +2,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 
+import { WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
+
 import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
 
 /** A 2xx within this time is a delivery (CONTRACT.md). DNS, connecting, TLS and the answer all count. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
-/** What is kept of a receiver's answer; the rest is never read. */
-export const RESPONSE_LIMIT_BYTES = 4 * 1024;
 const USER_AGENT = 'PlantStore-Webhooks/1.1';
 
 export type AttemptResult = {
@@ -16,11 +16,26 @@ export type AttemptResult = {
   status: number | null;
   /** What went wrong, for the delivery log; null on success. Never the URL, the payload or a secret. */
   error: string | null;
-  /** At most 4 KiB of the answer's body, as text. */
+  /** At most 4 KiB of the answer's body, as safe text (storedText). */
   response: string | null;
   /** True when the attempt was cut short by a shutdown: it counts as not made. */
   aborted: boolean;
 };
+
+/**
+ * Text a receiver (or anything outside) wrote, as it may be stored on either engine: PostgreSQL's text
+ * refuses U+0000 (`22021 invalid byte sequence`: the attempt could not be written down, and the worker sent
+ * it again at once, forever), and no column should hold a lone surrogate. Both become U+FFFD, which the
+ * delivery log shows as "something was here". Bytes that are not UTF-8 became U+FFFD when they were decoded.
+ */
+export function storedText(text: string): string {
+  return text.toWellFormed().replaceAll('\0', '\uFFFD');
+}
+
+/** The kept bytes as text; a character cut in half by the 4 KiB limit is left out rather than mangled. */
+function decodeKept(bytes: Buffer): string {
+  return storedText(new TextDecoder('utf-8').decode(bytes, { stream: true }));
+}
 
 const failure = (error: string, status: number | null = null, response: string | null = null): AttemptResult => ({
   ok: false,
@@ -88,7 +103,7 @@ export async function sendWebhook(options: {
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let kept = 0;
-    const text = () => (status === null ? null : Buffer.concat(chunks).toString('utf8'));
+    const text = () => (status === null ? null : decodeKept(Buffer.concat(chunks)));
     const finish = (result: AttemptResult) => {
       if (settled) return;
       settled = true;
@@ -127,10 +142,10 @@ export async function sendWebhook(options: {
       (response) => {
         status = response.statusCode ?? 0;
         response.on('data', (chunk: Buffer) => {
-          const room = RESPONSE_LIMIT_BYTES - kept;
+          const room = WEBHOOK_RESPONSE_MAX_BYTES - kept;
           chunks.push(chunk.subarray(0, room));
           kept += Math.min(room, chunk.length);
-          if (kept >= RESPONSE_LIMIT_BYTES) answered();
+          if (kept >= WEBHOOK_RESPONSE_MAX_BYTES) answered();
         });
         response.on('end', answered);
         response.on('error', answered);

@@ -247,3 +247,43 @@ describe('the delivery worker', () => {
     expect(row).toMatchObject({ status: 'pending', attempts: 1 });
   });
 });
+
+describe('one endpoint cannot hold up another, and every failure backs off', () => {
+  it('delivers a healthy endpoint’s event while twelve endpoints hang, at a concurrency of 8 (it waited for their timeout)', async () => {
+    const [hanging, healthy] = [await receiver(), await receiver()];
+    hanging.answer(() => ({ hang: true }));
+    // Created first, so they come first in line.
+    for (let index = 0; index < 12; index++) await endpoint(`${hanging.url}/${index}`);
+    const { id } = await endpoint(healthy.url);
+    worker({ concurrency: 8, timeoutMs: 10_000 });
+    await createPlants(1, 'Fair');
+    await healthy.waitFor(1, 8_000);
+    // No hanging request had ended when the healthy endpoint got its event: none had to time out first.
+    expect(hanging.openNow()).toBe(hanging.received.length);
+    await until(async () => hanging.openNow(), (open) => open === 12);
+    await until(() => deliveries(id), (rows) => rows[0]?.status === 'delivered');
+    // Let the hanging attempts end now rather than at their timeout.
+    await hanging.close();
+  });
+
+  it('backs off on its own schedule when writing an attempt down fails, instead of sending again at once', async () => {
+    const hook = await receiver();
+    const { id } = await endpoint(hook.url);
+    // The database refuses to write the attempt down, as PostgreSQL refused a receiver's answer with a NUL byte.
+    await db.$executeRawUnsafe(`CREATE TRIGGER refuse_attempts BEFORE UPDATE OF attempts ON "WebhookDelivery" BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    try {
+      worker();
+      await createPlants(1, 'Unrecorded');
+      const got = await hook.waitFor(4, 15_000);
+      const gaps = got.slice(1).map((request, index) => request.at - got[index]!.at);
+      // 100, 200, 400 ms (±20 %): the deliveries' own schedule, counted in failures in a row.
+      gaps.forEach((gap, index) => expect(gap, `waits ${gaps.join(', ')} ms`).toBeGreaterThanOrEqual(BASE_MS * 2 ** index * 0.8 - 5));
+      expect(logged.filter((line) => line.message === 'webhook worker: delivering failed').length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await db.$executeRawUnsafe('DROP TRIGGER refuse_attempts');
+    }
+    // Once the database takes it again, the delivery is written down (sent at least once).
+    const [row] = await until(() => deliveries(id), (rows) => rows[0]?.status === 'delivered');
+    expect(row!.attempts).toBe(1);
+  });
+});

@@ -5,9 +5,10 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
+import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
-import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook } from './send';
+import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook, storedText } from './send';
 import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
 import { signingSecrets, sweepOldDeliveries } from './service';
 import { webhookHeaders } from './signing';
@@ -25,6 +26,14 @@ import type { Lookup, TargetPolicy } from './ssrf';
  *   delivery not marked sent: at least once overall.
  * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for the next
  *   retry it knows of; otherwise it looks every WEBHOOKS_POLL_MS (5 s) for what other instances queued.
+ * - **Every failure backs off.** A failed attempt waits its retry; a failure of the worker itself while
+ *   sending to an endpoint (the database refused to write the attempt down, say) gives the lease back
+ *   with a wait on the same exponential schedule, so no instance takes the endpoint up again before it.
+ * - **One endpoint cannot hold up another.** WEBHOOKS_CONCURRENCY senders work at once; an attempt still
+ *   unanswered after WEBHOOK_SLOW_ATTEMPT_MS (1 s) stops counting against it (up to WEBHOOK_SLOW_ATTEMPTS_MAX
+ *   such attempts, a bound on sockets), and its endpoint goes back in line once it is answered. Endpoints
+ *   that are failing come after the healthy ones. Twelve endpoints that never answer delay a healthy one's
+ *   event by about a second, not by their 10 s timeout.
  * - **Shutdown.** stop() takes no new work, lets attempts in flight finish (each ends within 10 s), cuts
  *   the rest short without counting them, and gives the leases back.
  */
@@ -70,6 +79,10 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const shutdown = new AbortController();
   const draining = new Map<number, Promise<void>>();
+  /** Endpoints whose attempt in flight has been unanswered for WEBHOOK_SLOW_ATTEMPT_MS: they hold no sender. */
+  const slow = new Set<number>();
+  /** Failures of the worker itself per endpoint, in a row: how long the endpoint waits before the next try. */
+  const workerFailures = new Map<number, number>();
   let stopping = false;
   let ticking = false;
   let tickAgain = false;
@@ -125,7 +138,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     try {
       do {
         tickAgain = false;
-        const free = options.concurrency - draining.size;
+        const free = Math.min(options.concurrency - (draining.size - slow.size), options.concurrency + WEBHOOK_SLOW_ATTEMPTS_MAX - draining.size);
         if (free <= 0) break;
         const now = Date.now();
         const candidates = await db.webhookEndpoint.findMany({
@@ -135,8 +148,8 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
             ...leaseFree(now),
             deliveries: { some: { status: 'pending', nextAttemptAtMs: { lte: BigInt(now) } } },
           },
-          // The endpoint served longest ago first.
-          orderBy: { leaseUntilMs: { sort: 'asc', nulls: 'first' } },
+          // Healthy endpoints first, then failing ones (longest failing first); among them, the one served longest ago.
+          orderBy: [{ failingSinceMs: { sort: 'asc', nulls: 'first' } }, { leaseUntilMs: { sort: 'asc', nulls: 'first' } }],
           take: free,
           select: { id: true },
         });
@@ -159,16 +172,35 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
 
   function startDraining(endpointId: number): void {
     const run = drain(endpointId)
-      .catch((error: unknown) => {
-        log.error({ err: error, endpointId }, 'webhook worker: delivering failed');
-        wakeAt(Date.now() + ERROR_BACKOFF_MS);
-      })
+      .then(
+        () => {
+          workerFailures.delete(endpointId);
+        },
+        (error: unknown) => log.error({ err: error, endpointId }, 'webhook worker: delivering failed'),
+      )
       .finally(() => {
         draining.delete(endpointId);
-        // Whatever was queued while this endpoint was leased is picked up now, by this instance or another.
+        slow.delete(endpointId);
+        // Whatever was queued while this endpoint was leased is picked up now, by this instance or another
+        // (an endpoint that failed is held back by its lease until its wait is over).
         if (!stopping) wake();
       });
     draining.set(endpointId, run);
+  }
+
+  /**
+   * How long an endpoint waits after the worker failed while sending to it: the deliveries' own schedule
+   * (30 s, 1 min, 2 min, … at the default base), counted in failures in a row, so a failure that repeats
+   * (a database that refuses what is written) slows down instead of spinning.
+   */
+  function backOffAfterFailure(endpointId: number): number {
+    const failures = (workerFailures.get(endpointId) ?? 0) + 1;
+    workerFailures.set(endpointId, failures);
+    // Bounded: forgetting endpoints is harmless (they start again at the first wait).
+    if (workerFailures.size > 10_000) workerFailures.delete(workerFailures.keys().next().value!);
+    const at = Date.now() + retryDelayMs(failures, options.retryBaseMs);
+    wakeAt(at);
+    return at;
   }
 
   async function drain(endpointId: number): Promise<void> {
@@ -182,6 +214,8 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     };
     const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
     heartbeat.unref();
+    // Until when the lease is given back: now (back in line at once), or later after a failure.
+    let releaseAt: number | undefined;
     try {
       let sent = 0;
       let lingered = false;
@@ -210,16 +244,18 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
         // for the lot). A crash before that write sends them again: at least once.
         const attempted: [PendingDelivery, AttemptResult][] = [];
         let notDue: PendingDelivery | undefined;
+        let wentSlow = false;
         for (const delivery of batch) {
           if (stopping || leaseLost) break;
           if (Number(delivery.nextAttemptAtMs) > Date.now()) {
             notDue = delivery;
             break;
           }
-          const result = await attempt(endpoint, delivery);
+          const { result, slow: answeredSlowly } = await attemptTimed(endpoint, delivery);
           if (result.aborted) break;
           attempted.push([delivery, result]);
-          if (!result.ok) break;
+          wentSlow = answeredSlowly;
+          if (!result.ok || wentSlow) break;
         }
         const waitsUntil = await record(endpoint, attempted);
         sent += attempted.length;
@@ -228,14 +264,37 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           await holdBackNewer(endpointId, head);
           return;
         }
-        if (attempted.length < batch.length) return;
+        // A slow endpoint gives its sender up after each answer: back in line behind the others.
+        if (attempted.length < batch.length || wentSlow) return;
       }
+    } catch (error) {
+      releaseAt = backOffAfterFailure(endpointId);
+      throw error;
     } finally {
       clearInterval(heartbeat);
-      // Back in line: expired at once, and ordered as served just now.
+      // Back in line: expired at once, and ordered as served just now; after a failure, free only once its
+      // wait is over, for every instance. (If this write fails too, the lease runs out by itself.)
+      const leaseUntilMs = BigInt(releaseAt ?? Date.now());
       await db.webhookEndpoint
-        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs: BigInt(Date.now()) } })
+        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs } })
         .catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
+    }
+  }
+
+  /** An attempt, and whether it went unanswered past WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free). */
+  async function attemptTimed(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<{ result: AttemptResult; slow: boolean }> {
+    let wentSlow = false;
+    const timer = setTimeout(() => {
+      wentSlow = true;
+      slow.add(endpoint.id);
+      wake();
+    }, WEBHOOK_SLOW_ATTEMPT_MS);
+    timer.unref();
+    try {
+      return { result: await attempt(endpoint, delivery), slow: wentSlow };
+    } finally {
+      clearTimeout(timer);
+      slow.delete(endpoint.id);
     }
   }
 
@@ -278,7 +337,13 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     if (attempted.length === 0) return null;
     const now = Date.now();
     const writes = attempted.map(([delivery, result]) => {
-      const last = { attempts: delivery.attempts + 1, lastAttemptAtMs: BigInt(now), lastStatus: result.status, lastError: result.error, lastResponse: result.response };
+      const last = {
+        attempts: delivery.attempts + 1,
+        lastAttemptAtMs: BigInt(now),
+        lastStatus: result.status,
+        lastError: result.error === null ? null : storedText(result.error),
+        lastResponse: result.response === null ? null : storedText(result.response),
+      };
       return { delivery, result, last };
     });
     const [failed] = writes.filter(({ result }) => !result.ok);

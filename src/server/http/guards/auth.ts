@@ -1,4 +1,5 @@
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
+import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
@@ -24,17 +25,25 @@ function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, su
   });
 }
 
+/** A refused charge: the 429's sentence and headers (`Retry-After`, `RateLimit-*`), for a door to render. */
+export type ChargeRefused = { message: string; headers: Record<string, string> };
+
 /**
  * Who a request speaks for, and whether they may ask now: one guard for both doors, so a token has one
  * bucket whichever door it uses, and invalid tokens from one address drain one bucket. `cost` is the
  * number of calls the request makes (a tRPC batch makes several). Throws a 429 Refusal; a missing or
  * invalid token is left to the door, which answers 401 in its own format.
+ *
+ * A request does more than one call's work with a large body (`chargeForBody`, before it is parsed) or
+ * with its input (a bulk delete, a long list, a name search): that is charged once the input is read,
+ * through `chargeMore`, which the doors hand to the procedures in the context (`ctx.charge`). A call is
+ * charged what it does, on whichever door (README, "Rate limits: a call is charged what it does").
  */
 export function createAuthGuard(options: AuthGuardOptions) {
   const perToken = options.perToken ? createRateLimiter(options.perToken) : undefined;
   const perAddress = options.authFailuresPerAddress ? createRateLimiter(options.authFailuresPerAddress) : undefined;
 
-  return async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
+  async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
     // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts.
     const auth: AuthState = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION) ? { status: 'invalid' } : await resolveBearer(request.raw.headers.authorization);
     if (auth.status === 'signedIn') {
@@ -46,7 +55,27 @@ export function createAuthGuard(options: AuthGuardOptions) {
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
     return auth;
-  };
+  }
+
+  /** Takes `units` more from a signed-in caller's bucket: undefined when they were there, else the refusal. */
+  function chargeMore(auth: AuthState, units: number): ChargeRefused | undefined {
+    if (units <= 0 || auth.status !== 'signedIn' || !perToken) return undefined;
+    const decision = perToken(String(auth.tokenId), units);
+    if (decision.allowed) return undefined;
+    const refusal = tooManyRequests(decision, 'for this token');
+    return { message: refusal.problem.message, headers: refusal.headers };
+  }
+
+  /**
+   * A body's cost, charged once it is read and before anything parses it: one unit per BODY_BYTES_PER_UNIT
+   * beyond the first (the call's own unit covers that). Throws a 429 Refusal.
+   */
+  function chargeForBody(auth: AuthState, bytes: number): void {
+    const refused = chargeMore(auth, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
+    if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+  }
+
+  return Object.assign(authenticate, { chargeMore, chargeForBody });
 }
 
 export type Authenticate = ReturnType<typeof createAuthGuard>;

@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
 
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
+
 import type { FrontRequest } from '../request';
 import { refuse } from '../reply';
 
-/** Both doors: a body larger than this is refused (413) without reading the rest. */
-export const BODY_LIMIT_BYTES = 64 * 1024;
 /** A body that sends nothing for this long is given up (408), so slow clients cannot hold the server. */
 export const BODY_IDLE_TIMEOUT_MS = 10_000;
 /** A body that trickles (a byte every few seconds) is given up once this has passed since its first byte was awaited. */

@@ -35,4 +35,15 @@ describe('rate limiter', () => {
     expect(take('a', 3).allowed).toBe(true);
     expect(take('a', 1).allowed).toBe(false);
   });
+
+  it('charges a cost above the burst the whole burst, so a call that costs more than the burst can still pass', () => {
+    let time = 0;
+    const take = createRateLimiter({ burst: 50, perSecond: 10 }, { now: () => time });
+    expect(take('a', 100).allowed).toBe(true);
+    expect(take('a', 1)).toEqual({ allowed: false, retryAfterSeconds: 1, policy: { burst: 50, perSecond: 10 } });
+    time += 2_000;
+    expect(take('a', 100)).toEqual({ allowed: false, retryAfterSeconds: 3, policy: { burst: 50, perSecond: 10 } });
+    time += 3_000;
+    expect(take('a', 100).allowed).toBe(true);
+  });
 });

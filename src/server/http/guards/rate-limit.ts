@@ -12,8 +12,12 @@ export function createRateLimiter(policy: RateLimitPolicy, options: { maxKeys?: 
   const { maxKeys = 10_000, now = () => performance.now() } = options;
   const buckets = new Map<string, { tokens: number; updatedAt: number }>();
 
-  /** Takes `cost` requests' worth at once (a tRPC batch of n calls costs n), or none when they are not all there. */
-  return function take(key: string, cost = 1): RateDecision {
+  /**
+   * Takes `cost` requests' worth at once (a tRPC batch of n calls costs n, a bulk delete its ids), or none
+   * when they are not all there. A cost above the burst takes the whole burst: otherwise it could never pass.
+   */
+  return function take(key: string, requested = 1): RateDecision {
+    const cost = Math.min(requested, policy.burst);
     const time = now();
     const previous = buckets.get(key);
     const refilled = previous
@@ -23,7 +27,7 @@ export function createRateLimiter(policy: RateLimitPolicy, options: { maxKeys?: 
     buckets.delete(key);
     if (refilled < cost) {
       buckets.set(key, { tokens: refilled, updatedAt: time });
-      return { allowed: false, retryAfterSeconds: Math.ceil((Math.min(cost, policy.burst) - refilled) / policy.perSecond), policy };
+      return { allowed: false, retryAfterSeconds: Math.ceil((cost - refilled) / policy.perSecond), policy };
     }
     buckets.set(key, { tokens: refilled - cost, updatedAt: time });
     if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);

@@ -10,7 +10,7 @@ import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
-import { answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
+import { type Answered, answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
 import { readAbsentBody, readJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
@@ -47,33 +47,34 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
-    const context = contextFor(auth, request.id);
+    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+    const chargeForBody = (bytes: number) => authenticate.chargeForBody(auth, bytes);
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
     let body: Record<string, unknown> | undefined;
     if (route.takesBody) {
       checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
-      body = await readJsonObject(request, response);
+      body = await readJsonObject(request, response, chargeForBody);
     } else if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       // A write that declares no body (rotate a secret, send a test event) is called as declared: with none.
-      body = await readAbsentBody(request, response, `${route.method} ${API_BASE_PATH}${route.template}`);
+      body = await readAbsentBody(request, response, `${route.method} ${API_BASE_PATH}${route.template}`, chargeForBody);
     }
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     context.exactRestInput = { ...body, ...pathValues };
-    const answer = async (): Promise<Reply> => {
+    const answer = async (): Promise<Answered> => {
       const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
       if (!outcome.ok) {
         if (outcome.problem.kind === 'internal') throw outcome.error;
-        return problemReply(outcome.problem);
+        return { reply: problemReply(outcome.problem, context.responseHints.headers), operationStarted: outcome.operationStarted };
       }
-      if (outcome.json === null) return jsonReply(204, null);
+      if (outcome.json === null) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
-      return jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {});
+      return { reply: jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {}), operationStarted: true };
     };
-    if (idempotencyKey === undefined || auth.status !== 'signedIn') return answer();
+    if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);
   };
 }

@@ -1,5 +1,7 @@
 import { isInteger, parse, stringify } from 'lossless-json';
 
+import { quoteName } from '@/shared/messages';
+
 /**
  * Throws on an object key given twice. lossless-json only objects when the two values differ; a body
  * that names a field twice is ambiguous either way (RFC 8259 §4), so this refuses it outright. Runs on
@@ -21,7 +23,7 @@ function refuseDuplicateKeys(text: string): void {
       while (/\s/.test(text[next] ?? '')) next++;
       if (text[next] !== ':') continue;
       const key = JSON.parse(text.slice(start, index + 1)) as string;
-      if (keys.has(key)) throw new SyntaxError(`the key "${key}" is given twice`);
+      if (keys.has(key)) throw new SyntaxError(`the key ${quoteName(key)} is given twice`);
       keys.add(key);
     }
   }

@@ -16,13 +16,14 @@
 import type { AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 
-import { type Problem, problemFromError } from '@/server/problems';
+import { operationStarted, type Problem, problemFromError } from '@/server/problems';
 import type { Context } from '@/server/trpc/init';
 
 import { stringifyExactJson } from './exact-json';
 import type { HttpMethod, RestRoute } from './routing';
 
-export type Outcome = { ok: true; json: string | null } | { ok: false; error: unknown; problem: Problem };
+/** `operationStarted`: whether a failure came from the operation itself, not from a check before it (problems.ts). */
+export type Outcome = { ok: true; json: string | null } | { ok: false; error: unknown; problem: Problem; operationStarted: boolean };
 
 /** One procedure call in flight: what the library's shared callbacks need to know of it, and what they found. */
 type LibraryCall = { context: Context; route: RestRoute; outcome?: Outcome };
@@ -77,7 +78,8 @@ export function createProcedureCaller(router: AnyTRPCRouter) {
     },
     onError: ({ error, req }: { error: TRPCError; req: LibraryRequest }) => {
       const { call } = req;
-      call.outcome = { ok: false, error, problem: placeProblem(problemFromError(error, call.context.exactRestInput), call.route) };
+      const problem = placeProblem(problemFromError(error, call.context.exactRestInput), call.route);
+      call.outcome = { ok: false, error, problem, operationStarted: operationStarted(error) };
       // The library writes zod's issues into its own error body with JSON.stringify, which throws on the
       // bigint bounds of an int64 issue. The chain has read them above and never sends the library's body.
       if (error.cause && 'issues' in error.cause && Array.isArray(error.cause.issues)) error.cause.issues.length = 0;

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "IdempotencyKey_userId_createdAt_idx" ON "IdempotencyKey"("userId", "createdAt");

@@ -1,0 +1,65 @@
+/**
+ * What one request, one call or one user may cost the server, in one place: the front, the doors, the
+ * procedures, the error catalogue and the OpenAPI document read these, so a limit a client meets and the
+ * sentence that describes it never disagree. Browser-safe (the error catalogue is).
+ */
+
+/** Both doors: a request body larger than this is refused (413) without reading the rest. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Both doors: how deeply arrays and objects may nest in a JSON body or a tRPC input. Every reader behind the
+ * doors recurses over nesting (lossless-json, JSON.parse, superjson's walker, which copies the path at each
+ * level and so costs the square of the depth, the canonical form of an Idempotency-Key's body, zod), so the
+ * text is scanned for it first. The deepest legitimate input is a tRPC batch call's superjson annotations,
+ * five levels; 32 leaves room for any future input and keeps every walk short.
+ */
+export const JSON_MAX_DEPTH = 32;
+
+/** Calls per tRPC batch: the admin page sends a few at a time; more only multiplies one request's cost. */
+export const BATCH_MAX_CALLS = 10;
+
+/**
+ * A validation message names at most this many unknown fields, then their count: a body of 64 KiB of field
+ * names is not echoed back (nor kept under an Idempotency-Key).
+ */
+export const UNKNOWN_FIELDS_NAMED = 3;
+/** A field name quoted in a message is cut to this many characters. */
+export const QUOTED_NAME_MAX_LENGTH = 64;
+
+/**
+ * Idempotency keys one user keeps at once (each at most ~1.6 KB: the key, a fingerprint and a create's answer).
+ * A new key beyond them evicts that user's oldest answered key (README, "Safe retries").
+ */
+export const IDEMPOTENCY_KEYS_PER_USER = 10_000;
+/** The largest answer an Idempotency-Key keeps; a larger one is not kept (the retry runs again). */
+export const IDEMPOTENCY_ANSWER_MAX_BYTES = 4 * 1024;
+
+/*
+ * What a call is charged against its token's rate-limit bucket (README, "Rate limits: a call is charged what
+ * it does"), in units of about a millisecond of the server's work: one per call, and beyond that, once the
+ * input is read:
+ */
+/**
+ * A request body: one unit per this many bytes beyond the first, charged once the body is read and before
+ * anything parses it (a 64 KiB body costs 8). Reading, parsing and checking 64 KiB took 8–20 ms of CPU.
+ */
+export const BODY_BYTES_PER_UNIT = 8 * 1024;
+/** A list: one unit per this many rows it may return (limit=1000 costs 10; each row is read, checked and written). */
+export const ROWS_PER_UNIT = 100;
+/** The admin page's table page: its rows and the two counts that place it ("26–50 of 186"), which scan the caller's plants. */
+export const TABLE_PAGE_COST = 5;
+/** More for a name search (`q`): it reads the folded name of every plant the caller may see, where other reads walk an index. */
+export const SEARCH_COST = 10;
+
+/** What is kept of a webhook receiver's answer; the rest is never read. */
+export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
+
+/**
+ * Webhook senders: an attempt still unanswered after this long stops counting against
+ * WEBHOOKS_CONCURRENCY, so endpoints that hang (each may take the whole 10 s timeout) cannot hold every
+ * sender while a healthy endpoint's event waits. Receivers are asked to answer first and work later.
+ */
+export const WEBHOOK_SLOW_ATTEMPT_MS = 1_000;
+/** Attempts past WEBHOOK_SLOW_ATTEMPT_MS one instance keeps open at once, beside WEBHOOKS_CONCURRENCY prompt ones: a bound on sockets. */
+export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
