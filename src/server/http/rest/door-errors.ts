@@ -16,7 +16,7 @@ export function doorErrorKinds(route: RestRoute): ErrorKind[] {
   kinds.push('tooManyRequests');
   if (route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER)) kinds.push('idempotencyKeyInvalid', 'idempotencyKeyInFlight', 'idempotencyKeyReused');
   if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
-    kinds.push('unsupportedMediaType', 'bodyTooLarge', 'bodyTimeout', 'invalidJson', 'bodyNotObject');
+    kinds.push('unsupportedMediaType', 'bodyTooLarge', 'bodyTimeout', 'invalidJson', 'jsonTooDeep', 'bodyNotObject');
     // A member of a body where none is declared, or a path value sent in the body too.
     if (!route.takesBody || route.pathParameters.length > 0) kinds.push('unknownField');
   }
