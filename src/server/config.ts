@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { withoutTrailingSlashes } from '@/shared/text';
+
 import { databaseEngine, DEFAULT_DATABASE_URL } from './db/database-url';
 
 /**
@@ -103,7 +105,7 @@ const environmentSchema = z.object({
       },
       { message: 'is the http:// or https:// address people reach the service at, e.g. https://plants.example.com' },
     )
-    .transform((value) => value?.replace(/\/+$/, '')),
+    .transform((value) => (value === undefined ? undefined : withoutTrailingSlashes(value))),
   RATE_LIMIT_PER_TOKEN: rateLimit('600/100'),
   RATE_LIMIT_AUTH_FAILURES: rateLimit('60/1'),
   TRUST_PROXY: flag('behind one reverse proxy'),
