@@ -9,10 +9,11 @@ import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
 import { createAuthGuard } from './guards/auth';
+import { createClientAddresses } from './guards/client-address';
 import { logWhenAnswered } from './guards/request-log';
 import { API_HEADERS } from './guards/security-headers';
 import type { PagesDoor } from './pages';
-import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
+import { type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
@@ -49,6 +50,7 @@ export function createFront(options: FrontOptions) {
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
   const serveTrpc = createTrpcDoor({ router, authenticate, log });
+  const clientAddresses = createClientAddresses(config.TRUST_PROXY);
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -112,7 +114,7 @@ export function createFront(options: FrontOptions) {
       raw,
       method: raw.method ?? 'GET',
       url: new URL(`${PLACEHOLDER_ORIGIN}/`),
-      clientAddress: clientAddress(raw, config.TRUST_PROXY),
+      clientAddress: clientAddresses.of(raw),
       trace: {},
     };
     response.setHeader('X-Request-Id', request.id);

@@ -4,6 +4,7 @@ import { type AnyTRPCRouter, getTRPCErrorShape, transformTRPCResponse } from '@t
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 
+import { authFailure } from '@/server/auth/bearer';
 import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
@@ -11,19 +12,24 @@ import { AppError } from '@/shared/errors';
 
 import type { Authenticate } from './guards/auth';
 import { BODY_LIMIT_BYTES, decodeUtf8, readBody } from './guards/body';
-import type { FrontRequest } from './request';
+import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from './request';
 import { Refusal, refuse } from './reply';
+import { checkContentType } from './rest/content-type';
 
 export const TRPC_BASE_PATH = '/api/trpc';
 /** Calls per batch: the admin page sends a few at a time; more only multiplies one request's cost. */
 export const MAX_BATCH_SIZE = 10;
 const ALLOW = 'GET, HEAD, POST';
 
+const JSON_TYPES = ['application/json'];
+
 /**
  * The admin page's door: tRPC's own node:http adapter on the same router, behind the same guards as REST
  * (rate limits charged per call, the body limit and timeouts, the batch cap). Refusals made before the
  * adapter runs are written in tRPC's wire format too, through the router's own error formatter, so the
- * page's client reads them like any other error.
+ * page's client reads them like any other error. In order: the method (405), the batch cap (400), the
+ * token (401, 429), the media type and coding (415), then the body. Every procedure on this door needs a
+ * token, so a request without a valid one is refused before a byte of its body is read, as on REST.
  */
 export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; log: Logger }) {
   const { router, authenticate, log } = options;
@@ -62,9 +68,16 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       const calls = callCount(request, encodedPath);
       request.trace.calls = calls;
       if (calls > MAX_BATCH_SIZE) throw refuse('batchTooLarge', `a batch may hold at most ${MAX_BATCH_SIZE} calls; this one holds ${calls}`);
-      context = contextFor(await authenticate(request, calls), request.id);
+      const auth = await authenticate(request, calls);
+      if (auth.status !== 'signedIn') {
+        const { kind, message } = authFailure(auth.status);
+        throw refuse(kind, message);
+      }
+      context = contextFor(auth, request.id);
+      if (parameterNotUtf8(request.url, ['input'])) throw notUtf8Refusal('input');
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
-      // same limit and timeouts as REST's.
+      // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
+      if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
       const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
       Object.assign(request.raw, { body });
     } catch (error) {

@@ -3,6 +3,7 @@ import { type AuthState, resolveBearer } from '@/server/auth/bearer';
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
 
+import { addressGroup } from './client-address';
 import { createRateLimiter, type RateDecision, type RateLimitPolicy } from './rate-limit';
 
 const AUTHORIZATION = new Set(['authorization']);
@@ -26,7 +27,7 @@ function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, su
 
 /**
  * Who a request speaks for, and whether they may ask now: one guard for both doors, so a token has one
- * bucket whichever door it uses, and invalid tokens from one address drain one bucket. `cost` is the
+ * bucket whichever door it uses, and invalid tokens from one address (an IPv6 address: its /64) drain one bucket. `cost` is the
  * number of calls the request makes (a tRPC batch makes several). Throws a 429 Refusal; a missing or
  * invalid token is left to the door, which answers 401 in its own format.
  */
@@ -42,7 +43,7 @@ export function createAuthGuard(options: AuthGuardOptions) {
       const decision = perToken?.(String(auth.tokenId), cost);
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'for this token');
     } else if (auth.status === 'invalid') {
-      const decision = perAddress?.(request.clientAddress);
+      const decision = perAddress?.(addressGroup(request.clientAddress));
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
     return auth;

@@ -6,7 +6,7 @@ import { type AuthState, authFailure } from '@/server/auth/bearer';
 import { contextFor } from '@/server/trpc/init';
 
 import type { Authenticate } from '../guards/auth';
-import type { FrontRequest } from '../request';
+import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
@@ -57,6 +57,9 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
     const context = contextFor(auth, request.id);
+    // A query that takes the operation's input (GET, DELETE) is read exactly, or refused naming the parameter.
+    const notUtf8 = route.method === 'GET' || route.method === 'DELETE' ? parameterNotUtf8(url, route.queryParameters) : undefined;
+    if (notUtf8) throw notUtf8Refusal(notUtf8);
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
