@@ -20,13 +20,15 @@ function bodyStillArriving(request: IncomingMessage): boolean {
 function lingerThenDestroy(request: IncomingMessage, socket: Socket): void {
   socket.destroySoon = function destroySoon(this: Socket) {
     this.end();
+    // Counted on the socket: once the answer is out, Node's parser drops the body's bytes unseen.
     let discarded = 0;
-    request.removeAllListeners('data');
-    request.on('data', (chunk: Buffer) => {
+    this.on('data', (chunk: Buffer) => {
       discarded += chunk.byteLength;
       if (discarded > LINGER_BYTES) this.destroy();
     });
+    request.removeAllListeners('data');
     request.resume();
+    this.resume();
     setTimeout(() => this.destroy(), LINGER_MS).unref();
   };
 }
