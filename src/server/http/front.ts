@@ -10,6 +10,7 @@ import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
 import { createAuthGuard } from './guards/auth';
 import { createClientAddresses } from './guards/client-address';
+import { createWorkQueue } from './guards/work-queue';
 import { logWhenAnswered } from './guards/request-log';
 import { API_HEADERS } from './guards/security-headers';
 import type { PagesDoor } from './pages';
@@ -48,8 +49,10 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, pages } = options;
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
-  const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
-  const serveTrpc = createTrpcDoor({ router, authenticate, log });
+  // One queue for both doors: the calls being worked on at once, server-wide.
+  const waitForTurn = createWorkQueue();
+  const answerRest = createRestChain({ router, authenticate, waitForTurn, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
+  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
 
   let openApiJson: string | undefined;

@@ -12,6 +12,7 @@ import { AppError } from '@/shared/errors';
 
 import type { Authenticate } from './guards/auth';
 import { BODY_LIMIT_BYTES, decodeUtf8, readBody } from './guards/body';
+import type { WaitForTurn } from './guards/work-queue';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from './request';
 import { Refusal, refuse } from './reply';
 import { checkContentType } from './rest/content-type';
@@ -28,11 +29,12 @@ const JSON_TYPES = ['application/json'];
  * (rate limits charged per call, the body limit and timeouts, the batch cap). Refusals made before the
  * adapter runs are written in tRPC's wire format too, through the router's own error formatter, so the
  * page's client reads them like any other error. In order: the method (405), the batch cap (400), the
- * token (401, 429), the media type and coding (415), then the body. Every procedure on this door needs a
+ * token (401, 429), the media type and coding (415), the body, then its turn among the requests being
+ * worked on. Every procedure on this door needs a
  * token, so a request without a valid one is refused before a byte of its body is read, as on REST.
  */
-export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; log: Logger }) {
-  const { router, authenticate, log } = options;
+export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; log: Logger }) {
+  const { router, authenticate, waitForTurn, log } = options;
   const config = router._def._config;
 
   function writeRefusal(response: ServerResponse, refusal: Refusal): void {
@@ -78,8 +80,10 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
       if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
-      const body = request.method === 'POST' ? decodeUtf8(await readBody(request, response)) : undefined;
-      Object.assign(request.raw, { body });
+      const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
+      // The calls are the work; reading the body was waiting (see work-queue.ts).
+      await waitForTurn(calls, response);
+      Object.assign(request.raw, { body: bytes && decodeUtf8(bytes) });
     } catch (error) {
       if (error instanceof Refusal) return writeRefusal(response, error);
       log.error({ requestId: request.id, err: error }, 'request failed');

@@ -6,13 +6,15 @@ import { type AuthState, authFailure } from '@/server/auth/bearer';
 import { contextFor } from '@/server/trpc/init';
 
 import type { Authenticate } from '../guards/auth';
+import { readBody } from '../guards/body';
+import type { WaitForTurn } from '../guards/work-queue';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
-import { readJsonObject } from './json-body';
+import { parseJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
@@ -33,12 +35,12 @@ function requireToken(auth: AuthState): void {
  * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
  * trpc-to-openapi leaves open, in the order a request meets them: the route (404), the method (405 with
  * `Allow`; OPTIONS answers it), the token (401, or 429 from the shared guard) before any body is read, the
- * content type (415), the body (413, 408, 400), the procedure (once per Idempotency-Key where the
+ * content type (415), the body (413, 408), its turn among the requests being worked on, the JSON (400), the procedure (once per Idempotency-Key where the
  * operation declares one), and the answer (exact int64, 204 for no result, `Link` for the next page,
  * `{error, message}` for every failure).
  */
-export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; publicUrl: string | undefined; cors: CorsOrigins }) {
-  const { router, authenticate, publicUrl, cors } = options;
+export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
+  const { router, authenticate, waitForTurn, publicUrl, cors } = options;
   const match = buildRouteTable(router, API_BASE_PATH);
   const callProcedure = createProcedureCaller(router);
 
@@ -63,11 +65,14 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
-    let body: Record<string, unknown> | undefined;
+    let bytes: Buffer | undefined;
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
-      body = await readJsonObject(request, response);
+      bytes = await readBody(request, response);
     }
+    // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
+    await waitForTurn(1, response);
+    const body = bytes && parseJsonObject(bytes);
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);

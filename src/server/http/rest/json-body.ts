@@ -1,7 +1,4 @@
-import type { ServerResponse } from 'node:http';
-
-import { decodeUtf8, readBody } from '../guards/body';
-import type { FrontRequest } from '../request';
+import { decodeUtf8 } from '../guards/body';
 import { refuse } from '../reply';
 
 import { parseExactJson } from './exact-json';
@@ -12,9 +9,9 @@ function describe(body: unknown): string {
   return typeof body === 'bigint' ? 'a number' : `a ${typeof body}`;
 }
 
-/** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
-export async function readJsonObject(request: FrontRequest, response: ServerResponse): Promise<Record<string, unknown>> {
-  const text = decodeUtf8(await readBody(request, response));
+/** Body bytes as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with them. */
+export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+  const text = decodeUtf8(bytes);
   let body: unknown;
   try {
     body = parseExactJson(text);
