@@ -15,7 +15,7 @@ export const errorCatalog = {
   },
   unknownField: { value: 40005, status: 400, meaning: 'The body has a field that the operation does not take.' },
   plantIdTaken: { value: 40006, status: 400, meaning: 'A plant with this id already exists.' },
-  invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter (limit, after) is invalid.' },
+  invalidQueryParameter: { value: 40007, status: 400, meaning: 'A query parameter is invalid, or is not UTF-8 once percent-decoded.' },
   invalidPathParameter: { value: 40008, status: 400, meaning: 'A value in the path (a plant id) is not an int64.' },
   malformedRequest: {
     value: 40010,
@@ -48,7 +48,7 @@ export const errorCatalog = {
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method.' },
   bodyTimeout: { value: 40800, status: 408, meaning: 'The request body stalled: nothing arrived for 10 seconds.' },
   bodyTooLarge: { value: 41300, status: 413, meaning: 'The request body is larger than 64 KiB.' },
-  unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json.' },
+  unsupportedMediaType: { value: 41500, status: 415, meaning: 'The request body is not sent as application/json, or is sent in a content coding (Content-Encoding).' },
   idempotencyKeyInFlight: {
     value: 40900,
     status: 409,
