@@ -37,9 +37,10 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
   const { router, authenticate, waitForTurn, log } = options;
   const config = router._def._config;
 
-  function writeRefusal(response: ServerResponse, refusal: Refusal): void {
+  /** `path` as the adapter would name it (without one, superjson would write `undefined` into the answer's meta). */
+  function writeRefusal(response: ServerResponse, refusal: Refusal, path: string): void {
     const error = asTrpcError(new AppError(refusal.problem.kind, refusal.problem.message));
-    const shape = getTRPCErrorShape({ config, error, type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+    const shape = getTRPCErrorShape({ config, error, type: 'unknown', path: path.slice(0, 200), input: undefined, ctx: undefined });
     const body = JSON.stringify(transformTRPCResponse(config, { error: shape }));
     response.statusCode = getHTTPStatusCodeFromError(error);
     for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
@@ -85,9 +86,9 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       await waitForTurn(calls, response);
       Object.assign(request.raw, { body: bytes && decodeUtf8(bytes) });
     } catch (error) {
-      if (error instanceof Refusal) return writeRefusal(response, error);
+      if (error instanceof Refusal) return writeRefusal(response, error, encodedPath);
       log.error({ requestId: request.id, err: error }, 'request failed');
-      return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`));
+      return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`), encodedPath);
     }
     await nodeHTTPRequestHandler({
       router,
