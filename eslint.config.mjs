@@ -1,6 +1,7 @@
 import { defineConfig, globalIgnores } from 'eslint/config';
 import nextVitals from 'eslint-config-next/core-web-vitals';
 import nextTs from 'eslint-config-next/typescript';
+import regexp from 'eslint-plugin-regexp';
 
 export default defineConfig([
   ...nextVitals,
@@ -9,6 +10,23 @@ export default defineConfig([
     rules: {
       // `const { dropped, ...kept } = value` is how a field is left out; the dropped name is meant unused.
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
+    },
+  },
+  // Every regular expression, in the server, the page, the tests, the tooling and the bench. The rules that
+  // refuse a pattern whose matching time can grow faster than its input are named, at their strictest, so no
+  // later change of the recommended set drops them: one backtracking pattern on a request path froze the
+  // server (issue 18). The rest of the recommended set finds patterns that cannot mean what they say; its
+  // purely stylistic rules are off, as they would rewrite correct patterns all over for no change in behaviour.
+  regexp.configs['flat/recommended'],
+  {
+    rules: {
+      'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
+      'regexp/no-super-linear-move': ['error', { report: 'potential', ignoreSticky: false, ignorePartial: false }],
+      'regexp/prefer-w': 'off',
+      'regexp/use-ignore-case': 'off',
+      'regexp/no-unused-capturing-group': 'off',
+      'regexp/negation': 'off',
+      'regexp/optimal-quantifier-concatenation': 'off',
     },
   },
   globalIgnores(['.next/**', '.next-*/**', 'dist/**', '.test-build/**', '.bench-build/**', 'node_modules/**', 'src/generated/**', 'next-env.d.ts', 'scratch/**', 'test-results/**', 'playwright-report/**']),

@@ -26,6 +26,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 
 import Database from 'better-sqlite3';
 
+import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
 
 const INT64_MIN = -(2n ** 63n);
@@ -35,7 +36,7 @@ const PAGE_LIMIT_DEFAULT = 100;
 const PAGE_LIMIT_MAX = 1000;
 const LAST_USED_PRECISION_MS = 60_000;
 const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
-const BEARER = /^bearer(?: +(.*))?$/i;
+const BEARER = /^bearer(?: (.*))?$/i;
 const DECIMAL_INT64 = /^-?\d{1,20}$/;
 const CONTROL = /\p{Cc}/u;
 const NOT_SPACE = /\S/u;
@@ -47,7 +48,7 @@ const databaseUrl = process.env.DATABASE_URL ?? '';
 if (!databaseUrl.startsWith('file:')) throw new Error(`DATABASE_URL must be a file: URL, got "${databaseUrl}"`);
 const port = Number(process.env.PORT ?? 4000);
 const hostname = process.env.HOSTNAME_TO_BIND ?? '127.0.0.1';
-const PUBLIC_URL = (process.env.PUBLIC_URL ?? '').replace(/\/+$/, '');
+const PUBLIC_URL = withoutTrailingSlashes(process.env.PUBLIC_URL ?? '');
 
 // The app's connection: better-sqlite3 on the same file, WAL (set by the migrations), 10 s busy timeout, and
 // the app's durability: every commit synced (synchronous=FULL) unless SQLITE_SYNCHRONOUS=normal, as in

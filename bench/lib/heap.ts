@@ -118,7 +118,7 @@ export class Places {
           if (destructured) {
             const place = this.at(url, line, 0);
             for (const part of destructured[1]!.split(',')) {
-              const bound = /([A-Za-z_$][\w$]*)\s*$/.exec(part.split('=')[0]!.trim());
+              const bound = /(?<![\w$])([A-Za-z_$][\w$]*)$/.exec(part.split('=')[0]!.trim());
               if (bound) names!.set(bound[1]!, place);
             }
           }
@@ -445,9 +445,9 @@ export function summariseSmaps(pid: number): SmapsSummary | null {
   const totals = new Map<string, number>();
   let current = '';
   for (const line of text.split('\n')) {
-    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+(?=\s|$)/.exec(line);
     if (header) {
-      const name = header[2]!.trim();
+      const name = line.slice(header[0].length).trim();
       if (!name && header[1]!.includes('x')) current = 'anonymous, executable (JIT code, Wasm code)';
       else if (!name) current = 'anonymous data (V8 heap spaces, Wasm memory, malloc arenas, stacks)';
       else if (name === '[heap]') current = '[heap] (malloc: native objects, SQLite page cache)';

@@ -221,7 +221,7 @@ describe('a bad environment', () => {
     expect(result.stderr).toContain('Plant Store cannot start: the environment is not valid');
     expect(result.stderr).toContain('PORT="eighty": PORT is a whole number from 0 to 65535');
     expect(result.stderr).toContain('RATE_LIMIT_PER_TOKEN="many": RATE_LIMIT_PER_TOKEN is BURST/PER_SECOND');
-    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stderr).not.toMatch(/\n[ \t]+at /);
   });
 
   it('stops the token command the same way, without echoing a database URL', async () => {

@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 import { describe, expect, it } from 'vitest';
 
@@ -296,6 +298,195 @@ describe('headers and logs on every door', () => {
       const id = answer.headers.get('x-request-id')!;
       expect(log.split('\n').filter((line) => line.includes(id)), answer.url).toHaveLength(1);
     }
+  });
+});
+
+/** What one connection got back for `request` and what followed it, and how much the server took of `stream` bytes sent after it. */
+type Streamed = { text: string; statusLines: string[]; bytesWritten: number; endedAfterMs: number | undefined; closedAfterMs: number | undefined };
+
+/**
+ * Writes `request` on a fresh socket, then (when `streamMs` is set) keeps writing 1 MiB chunks as fast as
+ * the server takes them, for at most that long, as a client sending a huge body would; resolves with
+ * everything it read once the server closes the connection or the time is up. `endedAfterMs`: when the
+ * server half-closed it (its FIN: it will send no more); `closedAfterMs`: when it cut it (it will read no more).
+ */
+function sendAndStream(request: string, options: { streamMs?: number; waitMs?: number } = {}): Promise<Streamed> {
+  const { hostname, port } = new URL(server.baseUrl);
+  return new Promise((resolve) => {
+    // Half-open allowed: a hostile client goes on sending after the server's FIN.
+    const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    let text = '';
+    let bytesWritten = 0;
+    let closedAt: number | undefined;
+    let endedAt: number | undefined;
+    const startedAt = performance.now();
+    socket.on('data', (part: Buffer) => (text += part.toString('latin1')));
+    socket.on('error', () => {});
+    let finished = false;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      socket.destroy();
+      const since = (at: number | undefined) => (at === undefined ? undefined : at - startedAt);
+      resolve({ text, statusLines: text.match(/HTTP\/1\.1 \d{3}[^\r]*/g) ?? [], bytesWritten, endedAfterMs: since(endedAt), closedAfterMs: since(closedAt) });
+    };
+    // The server closing the connection ends the exchange; otherwise it ends after `waitMs` or `streamMs`.
+    socket.on('end', () => {
+      endedAt ??= performance.now();
+      if (!options.streamMs) done();
+    });
+    socket.on('close', () => {
+      closedAt ??= performance.now();
+      done();
+    });
+    socket.write(request);
+    if (!options.streamMs) return void setTimeout(done, options.waitMs ?? 500);
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    const pump = () => {
+      while (!socket.destroyed && performance.now() - startedAt < options.streamMs!) {
+        if (!socket.write(chunk)) return void socket.once('drain', () => ((bytesWritten += chunk.length), pump()));
+        bytesWritten += chunk.length;
+      }
+    };
+    setTimeout(pump, 200);
+    setTimeout(done, options.streamMs);
+  });
+}
+
+describe('what a request may cost the server (issue 18)', () => {
+  const trpcDelete = (id: bigint, token: string) => {
+    const body = `{"json":{"id":"${id}"},"meta":{"values":{"id":["bigint"]}}}`;
+    return `POST /api/trpc/plants.delete HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  const restDelete = (id: bigint, token: string) => `DELETE /api/plants/${id} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+
+  it('runs nothing pipelined behind an answer that closes the connection, on either door', async () => {
+    const { token } = await server.createToken('front-pipeline');
+    const refusals = [
+      ['two Host fields', `GET /api/health HTTP/1.1\r\nHost: ${host()}\r\nHost: evil.example\r\n\r\n`, 400],
+      ['a malformed target', `GET plants HTTP/1.1\r\nHost: ${host()}\r\n\r\n`, 400],
+      ['a declared body over 64 KiB', `POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n`, 413],
+    ] as const;
+    let id = 8_102_000n;
+    for (const [what, refused, status] of refusals) {
+      for (const [door, pipelined] of [['REST', restDelete], ['tRPC', trpcDelete]] as const) {
+        const victim = ++id;
+        expectStatus(await server.client(token).post('/api/plants', plantBody(victim, `victim ${victim}`)), 200);
+        const answer = await sendAndStream(refused + pipelined(victim, token));
+        expect(answer.statusLines, `${what}, then a ${door} delete`).toEqual([expect.stringMatching(new RegExp(`^HTTP/1\\.1 ${status} `))]);
+        expect(answer.endedAfterMs, `${what}: the connection closes`).toBeDefined();
+        const listed = await server.client(token).get(`/api/plants?after=${victim - 1n}&limit=1`);
+        expect(listed.json.map((plant: { id: bigint }) => plant.id), `${what}, then a ${door} delete: the plant is still there`).toEqual([victim]);
+      }
+    }
+    // The same delete behind a request that keeps the connection open is carried out: the test can fail.
+    const victim = ++id;
+    expectStatus(await server.client(token).post('/api/plants', plantBody(victim, `victim ${victim}`)), 200);
+    const kept = await sendAndStream(`GET /api/health HTTP/1.1\r\nHost: ${host()}\r\n\r\n${restDelete(victim, token)}`);
+    expect(kept.statusLines.map((line) => line.slice(9, 12))).toEqual(['200', '204']);
+  });
+
+  it('answers Expect: 100-continue without a token with its 401 at once, and reads none of the body, on either door', async () => {
+    for (const path of ['/api/plants', '/api/trpc/plants.create']) {
+      const answer = await sendAndStream(
+        `POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: application/json\r\nContent-Length: 100000000000\r\nExpect: 100-continue\r\n\r\n`,
+        { streamMs: 4_000 },
+      );
+      console.log(`[front] 100-continue, 100 GB declared, no token, ${path}: ${answer.statusLines.join(' | ')}; ${(answer.bytesWritten / 2 ** 20).toFixed(0)} MiB written before the server closed after ${answer.closedAfterMs?.toFixed(0)} ms`);
+      expect(answer.statusLines, path).toEqual(['HTTP/1.1 401 Unauthorized']);
+      expect(answer.text, path).toMatch(/\r\nConnection: close\r\n/i);
+      expect(answer.text, path).toContain(path.includes('trpc') ? '"error":40100' : '{"error":40100');
+      // The server discards at most 1 MiB of what follows, for at most 2 s, then cuts the connection; the
+      // rest is what the kernel buffers on the way (before the fix: gigabytes, for as long as the client sent).
+      expect(answer.closedAfterMs, `${path}: the server closed the connection`).toBeLessThan(3_500);
+      expect(answer.bytesWritten, path).toBeLessThan(48 * 2 ** 20);
+    }
+    expectStatus(await server.anonymous.get('/api/health'), 200);
+  });
+
+  it('sends 100 Continue once everything before the body says yes, on either door', async () => {
+    const { token } = await server.createToken('front-continue');
+    const cases: [string, string][] = [
+      ['/api/plants', '{"id": 8103001, "name": "Continued"}'],
+      ['/api/trpc/plants.create', '{"json":{"id":"8103002","name":"Continued"},"meta":{"values":{"id":["bigint"]}}}'],
+    ];
+    for (const [path, body] of cases) {
+      const { hostname, port } = new URL(server.baseUrl);
+      const socket = net.connect(Number(port), hostname);
+      let text = '';
+      socket.on('data', (part: Buffer) => (text += part.toString('latin1')));
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+      await expect.poll(() => text, { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+      socket.write(body);
+      await expect.poll(() => text, { timeout: 5_000 }).toMatch(/HTTP\/1\.1 200 OK/);
+      socket.destroy();
+    }
+    // Refused before the body (the media type): the final status at once, no 100.
+    const refused = await sendAndStream(`POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n`);
+    expect(refused.statusLines).toEqual(['HTTP/1.1 415 Unsupported Media Type']);
+  });
+
+  it('answers a request that still has a huge body to send, and closes its connection instead of reading it', async () => {
+    for (const path of ['/api/health', '/', '/api/nowhere']) {
+      const answer = await sendAndStream(`GET ${path} HTTP/1.1\r\nHost: ${host()}\r\nContent-Length: 100000000000\r\n\r\n`, { streamMs: 4_000 });
+      expect(answer.statusLines.length, path).toBe(1);
+      expect(answer.closedAfterMs, `${path}: the server closed the connection`).toBeLessThan(3_500);
+      expect(answer.bytesWritten, path).toBeLessThan(48 * 2 ** 20);
+    }
+  });
+
+  it('refuses an anonymous tRPC body before reading it (the token first), in tRPC’s format', async () => {
+    const started = performance.now();
+    // Content-Length 1000 and not a byte of it: before, the door waited for the body (10 s) before its 401.
+    const answer = await sendAndStream(`POST /api/trpc/plants.create HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, { waitMs: 3_000 });
+    expect(answer.statusLines).toEqual(['HTTP/1.1 401 Unauthorized']);
+    expect(answer.text).toContain('"error":40100');
+    expect(answer.endedAfterMs).toBeLessThan(3_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('answers a tRPC POST without Content-Type, or with another one, with 415 in tRPC’s format', async () => {
+    const { token } = await server.createToken('front-media-type');
+    for (const contentType of [undefined, 'text/plain', 'application/x-www-form-urlencoded']) {
+      const response = await fetch(`${server.baseUrl}/api/trpc/me`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, ...(contentType ? { 'content-type': contentType } : {}) },
+        body: new TextEncoder().encode('{}'),
+      });
+      expect(response.status, String(contentType)).toBe(415);
+      expect(response.headers.get('content-type'), String(contentType)).toBe('application/json');
+      expect(await trpcError(response), String(contentType)).toMatchObject({ data: { httpStatus: 415, error: 41500 } });
+    }
+  });
+
+  it('refuses a body in a content coding (gzip, br, …) with 415 on both doors, in each door’s format', async () => {
+    const { token } = await server.createToken('front-coding');
+    const gzipped = gzipSync('{"id": 8104001, "name": "Zipped"}');
+    for (const coding of ['gzip', 'br', 'deflate, gzip', 'x-unknown']) {
+      const rest = await server.client(token).post('/api/plants', gzipped, { headers: { 'Content-Encoding': coding } });
+      expectError(rest, 415, 41500, 'Content-Encoding');
+      expect(rest.headers.get('accept-encoding')).toBe('identity');
+      const trpcAnswer = await trpc('plants.create', { token, body: '{"json":{"id":"8104002","name":"Zipped"},"meta":{"values":{"id":["bigint"]}}}', headers: { 'content-encoding': coding } });
+      expect(trpcAnswer.status, coding).toBe(415);
+      expect(await trpcError(trpcAnswer)).toMatchObject({ data: { error: 41500 } });
+    }
+    // identity is no coding at all.
+    expectStatus(await server.client(token).post('/api/plants', plantBody(8_104_003n, 'Plain'), { headers: { 'Content-Encoding': 'identity' } }), 200);
+    expect((await server.client(token).get('/api/plants?after=8104000&limit=3')).json.map((plant: { id: bigint }) => plant.id)).toEqual([8_104_003n]);
+  });
+
+  it('refuses a query value that is not UTF-8 once percent-decoded with a 400 naming it, on both doors', async () => {
+    const { token } = await server.createToken('front-utf8');
+    for (const bad of ['%FF', '%ED%A0%80', 'ab%C3', '%C0%AF', '%F4%90%80%80']) {
+      for (const name of ['q', 'tag']) expectError(await server.client(token).get(`/api/plants?${name}=${bad}`), 400, 40007, `${name} is not valid UTF-8`);
+      const trpcAnswer = await trpc('plants.list', { token, query: `input=${encodeURIComponent('{"json":{"q":"')}${bad}${encodeURIComponent('"}}')}` });
+      expect(trpcAnswer.status, bad).toBe(400);
+      expect(await trpcError(trpcAnswer)).toMatchObject({ message: 'input is not valid UTF-8 once percent-decoded', data: { error: 40007 } });
+    }
+    // Well-formed escapes, a literal %, and U+FFFD itself, sent as such, are text like any other.
+    for (const good of ['%C3%A9', '%F0%9F%8C%B5', '%EF%BF%BD', '100%25', 'a%zz']) expectStatus(await server.client(token).get(`/api/plants?q=${good}`), 200);
+    // An unknown parameter stays ignored, whatever it holds.
+    expectStatus(await server.rawClient(token).get('/api/plants?whatever=%FF'), 200);
   });
 });
 

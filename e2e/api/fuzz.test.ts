@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoInternalDetail, nextLink, setupServer } from './helpers/fixture';
 import { inlineRefs } from './helpers/openapi-conformance';
 import { parseLossless } from '../support/http-client';
+import { REQUEST_BUDGET_MS, serverTime } from '../support/server-cpu';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
 
@@ -49,6 +50,8 @@ const statusCounts = new Map<string, number>();
 let casesRun = 0;
 let requestsSent = 0;
 let fiveHundreds = 0;
+/** The most server time (ms) one request cost. */
+let mostExpensive = 0;
 
 function violation(kind: string, example: string): void {
   const seen = violations.get(kind);
@@ -78,8 +81,22 @@ function describeReceived(received: Received): string {
   return `→ ${received.status} ${received.headers['content-type'] ?? '(no content-type)'} ${received.text.slice(0, 200)}`;
 }
 
-/** Sends the request as given (path bytes, header order and duplicates kept); undefined if Node refuses to send it. */
+/**
+ * Sends the request, and holds it to the cost budget (cost.test.ts): a request that costs the server's main
+ * thread more than REQUEST_BUDGET_MS is sent twice more and judged by its cheapest run, since a garbage
+ * collection can land in any one. (A second create or delete of the same thing changes nothing stored.)
+ */
 async function send(sent: Sent): Promise<Received | string | undefined> {
+  const { result: received, ms: first } = await serverTime(server.pid, () => sendOnce(sent));
+  let ms = first;
+  for (let again = 0; again < 2 && ms >= REQUEST_BUDGET_MS && typeof received === 'object'; again++) ms = Math.min(ms, (await serverTime(server.pid, () => sendOnce(sent))).ms);
+  if (ms >= REQUEST_BUDGET_MS && typeof received === 'object') violation(`a request that cost the server over ${REQUEST_BUDGET_MS} ms`, `${describeSent(sent)}\n    ${ms.toFixed(0)} ms ${describeReceived(received)}`);
+  mostExpensive = Math.max(mostExpensive, ms);
+  return received;
+}
+
+/** Sends the request as given (path bytes, header order and duplicates kept); undefined if Node refuses to send it. */
+async function sendOnce(sent: Sent): Promise<Received | string | undefined> {
   const flat = sent.headers.flatMap(([name, value]) => [name, value]);
   let request: http.ClientRequest;
   return new Promise((resolve) => {
@@ -706,7 +723,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   const statuses = [...statusCounts].sort().map(([status, count]) => `${count} × ${status}`).join(', ');
-  console.log(`[fuzz] ${casesRun} cases answered (${requestsSent} requests sent), ${fiveHundreds} 5xx; statuses: ${statuses}`);
+  console.log(`[fuzz] ${casesRun} cases answered (${requestsSent} requests sent), ${fiveHundreds} 5xx; the most one request cost the server: ${mostExpensive.toFixed(1)} ms; statuses: ${statuses}`);
   if (violations.size > 0) console.log(`[fuzz] violations:\n${summary().join('\n')}`);
 });
 

@@ -226,7 +226,7 @@ test.describe('webhooks (admins)', () => {
       await expect(row.getByTestId('attempts')).toHaveText(/^([2-9]|\d\d+) attempts$/);
       await expect(row).toContainText('HTTP 500');
       // "in 3 sec." or "due now" (the delivery is due; it waits its turn), in the browser's language.
-      await expect(row.locator('td[data-label="Next try"] time')).toHaveText(/^(due now|.*\d.*)$/);
+      await expect(row.locator('td[data-label="Next try"] time')).toHaveText(/^(due now|\D*\d.*)$/);
       const excerpt = row.locator('bdi.response-excerpt');
       await expect(excerpt).toContainText('<img src=x onerror=alert(1)><b>down</b> \u202Egnp.exe');
       expect(await excerpt.evaluate((element) => getComputedStyle(element).unicodeBidi)).toBe('isolate');

@@ -23,7 +23,7 @@ describe('the environment', () => {
       PUBLIC_URL: undefined,
       RATE_LIMIT_PER_TOKEN: { burst: 600, perSecond: 100 },
       RATE_LIMIT_AUTH_FAILURES: { burst: 60, perSecond: 1 },
-      TRUST_PROXY: false,
+      TRUST_PROXY: null,
       CORS_ALLOWED_ORIGINS: null,
       LOG_LEVEL: 'info',
       SQLITE_SYNCHRONOUS: 'full',
@@ -55,12 +55,14 @@ describe('the environment', () => {
       PORT: 8080,
       RATE_LIMIT_PER_TOKEN: null,
       RATE_LIMIT_AUTH_FAILURES: { burst: 10, perSecond: 0.5 },
-      TRUST_PROXY: true,
+      TRUST_PROXY: 'anyPeer',
       CORS_ALLOWED_ORIGINS: ['https://a.example', 'http://localhost:5173'],
       PUBLIC_URL: 'https://plants.example.com',
       SQLITE_SYNCHRONOUS: 'normal',
     });
     expect(parseConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example,*' }).CORS_ALLOWED_ORIGINS).toBe('*');
+    expect(parseConfig({ TRUST_PROXY: ' 10.0.0.2, 192.168.0.0/16 ,2001:db8::/32,loopback' }).TRUST_PROXY).toEqual(['10.0.0.2', '192.168.0.0/16', '2001:db8::/32', 'loopback']);
+    expect(parseConfig({ TRUST_PROXY: '0' }).TRUST_PROXY).toBeNull();
     // An empty value counts as unset, as `VAR= npm start` means.
     expect(parseConfig({ PORT: '' }).PORT).toBe(3000);
   });
@@ -69,7 +71,9 @@ describe('the environment', () => {
     expect(refusal({ PORT: 'abc' })).toContain('PORT="abc": PORT is a whole number from 0 to 65535');
     expect(refusal({ PORT: '70000' })).toContain('PORT is a whole number from 0 to 65535');
     expect(refusal({ RATE_LIMIT_PER_TOKEN: 'lots' })).toContain('RATE_LIMIT_PER_TOKEN="lots": RATE_LIMIT_PER_TOKEN is BURST/PER_SECOND');
-    expect(refusal({ TRUST_PROXY: 'yes' })).toContain('TRUST_PROXY is 1 (behind one reverse proxy) or 0');
+    expect(refusal({ TRUST_PROXY: 'yes' })).toContain('TRUST_PROXY="yes": TRUST_PROXY lists the proxies to trust, as addresses or CIDR ranges');
+    expect(refusal({ TRUST_PROXY: '10.0.0.0/33' })).toContain('TRUST_PROXY lists the proxies to trust');
+    expect(refusal({ TRUST_PROXY: '10.0.0.1, 2001:db8::/129' })).toContain('TRUST_PROXY lists the proxies to trust');
     expect(refusal({ LOG_LEVEL: 'loud' })).toContain('LOG_LEVEL is one of fatal, error, warn, info, debug, trace, silent');
     expect(refusal({ SQLITE_SYNCHRONOUS: 'off' })).toContain('SQLITE_SYNCHRONOUS is full or normal');
     expect(refusal({ CORS_ALLOWED_ORIGINS: 'https://a.example/path' })).toContain('CORS_ALLOWED_ORIGINS');

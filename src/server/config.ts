@@ -1,4 +1,7 @@
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+
+import { withoutTrailingSlashes } from '@/shared/text';
 
 import { databaseEngine, DEFAULT_DATABASE_URL } from './db/database-url';
 
@@ -63,6 +66,28 @@ const secretKey = z
     return z.NEVER;
   });
 
+/**
+ * The reverse proxies whose `X-Forwarded-For` is believed: addresses, CIDR ranges (`10.0.0.0/8`) and
+ * proxy-addr's names `loopback`, `linklocal`, `uniquelocal`, comma-separated. `1` (deprecated: any peer is
+ * trusted as one proxy) keeps its old meaning; unset or `0`, no header is believed.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value, context): string[] | 'anyPeer' | null => {
+    if (value === undefined || value === '0') return null;
+    if (value === '1') return 'anyPeer';
+    const proxies = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+    try {
+      proxyaddr.compile(proxies);
+      return proxies;
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: `lists the proxies to trust, as addresses or CIDR ranges (e.g. 10.0.0.2,192.168.0.0/16), or loopback; ${(error as Error).message}` });
+      return z.NEVER;
+    }
+  });
+
 /** Variables whose value a start-up message must never repeat. */
 const SECRET_VARIABLES = new Set(['DATABASE_URL', 'WEBHOOKS_SECRET_KEY']);
 
@@ -105,10 +130,10 @@ const environmentSchema = z.object({
       },
       { message: 'is the http:// or https:// address people reach the service at, e.g. https://plants.example.com' },
     )
-    .transform((value) => value?.replace(/\/+$/, '')),
+    .transform((value) => (value === undefined ? undefined : withoutTrailingSlashes(value))),
   RATE_LIMIT_PER_TOKEN: rateLimit('600/100'),
   RATE_LIMIT_AUTH_FAILURES: rateLimit('60/1'),
-  TRUST_PROXY: flag('behind one reverse proxy'),
+  TRUST_PROXY: trustProxy,
   CORS_ALLOWED_ORIGINS: z
     .string()
     .trim()

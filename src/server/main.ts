@@ -55,6 +55,11 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
+  if (settings.TRUST_PROXY === 'anyPeer') {
+    logger.warn(
+      'TRUST_PROXY=1 is deprecated: it believes X-Forwarded-For from any peer, so a client that reaches the server directly chooses its own address (and the per-address limits are off). Name your proxies instead: TRUST_PROXY=10.0.0.2 or TRUST_PROXY=10.0.0.0/8 (see README, Configuration)',
+    );
+  }
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
@@ -83,7 +88,8 @@ async function main(): Promise<void> {
     port: settings.PORT,
     hostname: settings.HOSTNAME_TO_BIND,
     maxConnections: settings.MAX_CONNECTIONS,
-    maxConnectionsPerAddress: settings.TRUST_PROXY ? null : settings.MAX_CONNECTIONS_PER_ADDRESS,
+    maxConnectionsPerAddress: settings.MAX_CONNECTIONS_PER_ADDRESS,
+    trustProxy: settings.TRUST_PROXY,
     log: logger,
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);

@@ -5,4 +5,5 @@
  * `\P{Cc}` as the letters `P{Cc}`. control-characters.test.ts proves, over every code point, that it
  * matches exactly what `^\P{Cc}*$` matches, with or without the `u` flag.
  */
+// eslint-disable-next-line no-control-regex -- naming the control characters is the point of this pattern
 export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F]*$/u;

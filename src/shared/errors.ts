@@ -30,7 +30,7 @@ export const errorCatalog = {
     value: 40007,
     status: 400,
     meaning:
-      'A query parameter is not valid, or is given twice (the message names it): `limit`, `after`, `tag`, `q` or `owner` of the plant list; `limit`, `before` or `status` of a delivery log.',
+      'A query parameter is not valid, is not UTF-8 once percent-decoded, or is given twice (the message names it): `limit`, `after`, `tag`, `q` or `owner` of the plant list; `limit`, `before` or `status` of a delivery log.',
   },
   invalidPathParameter: {
     value: 40008,
@@ -97,7 +97,8 @@ export const errorCatalog = {
   unsupportedMediaType: {
     value: 41500,
     status: 415,
-    meaning: 'The request body is not sent as `application/json` (a PATCH may also use `application/merge-patch+json`), or its charset is not UTF-8.',
+    meaning:
+      'The request body is not sent as `application/json` (a PATCH may also use `application/merge-patch+json`), or its charset is not UTF-8, or it is sent in a content coding (`Content-Encoding`; `Accept-Encoding: identity` says so).',
   },
   expectationFailed: { value: 41700, status: 417, meaning: 'The request has an `Expect` header other than `100-continue`.' },
   idempotencyKeyReused: { value: 42200, status: 422, meaning: 'This `Idempotency-Key` was already used with a different body.' },

@@ -20,7 +20,7 @@ function migrationSlug(name: string): string {
     .replace(/([a-z\d])([A-Z])/g, '$1_$2')
     .toLowerCase()
     .replace(/[^a-z\d]+/g, '_')
-    .replace(/^_+|_+$/g, '')
+    .replace(/^_|_$/g, '')
     .slice(0, 200);
 }
 

@@ -61,8 +61,8 @@ const LEAKS: [string, RegExp][] = [
   ['prisma', /prisma/i],
   ['sqlite', /sqlite/i],
   ['PostgreSQL', /postgres|\bpg_|relation "|violates .* constraint|\bSQLSTATE\b/i],
-  ['SQL', /\bSELECT\b|\bINSERT\b|\bDELETE FROM\b|\bUPDATE\b.*\bSET\b/],
-  ['a stack frame', /(^|\n)\s*at \S|\(\S+:\d+:\d+\)|node_modules/],
+  ['SQL', /\bSELECT\b|\bINSERT\b|\bDELETE FROM\b|\bUPDATE\b.+\bSET\b/],
+  ['a stack frame', /^[ \t]*at \S|\([^\s()]+:\d+:\d+\)|node_modules/m],
   ['tRPC', /trpc/i],
   ['zod', /zod/i],
   ['a JS type name', /\bbigint\b|undefined|\[object /i],
@@ -109,7 +109,11 @@ export function nextLink(response: ApiResponse): string | undefined {
   if (header === null) return undefined;
   for (const part of header.split(/,(?=\s*<)/)) {
     const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
-    if (match && /(^|;)\s*rel\s*=\s*"?([^";]*\s)?next(\s[^";]*)?"?\s*(;|$)/i.test(match[2]!)) return match[1];
+    if (!match) continue;
+    // The parameters one by one: a single pattern for `rel="… next …"` backtracked (regexp/no-super-linear-backtracking).
+    const rel = match[2]!.split(';').find((parameter) => /^\s*rel\s*=/i.test(parameter));
+    const relations = rel?.slice(rel.indexOf('=') + 1).replaceAll('"', '').trim().toLowerCase().split(/\s+/);
+    if (relations?.includes('next')) return match[1];
   }
   return undefined;
 }

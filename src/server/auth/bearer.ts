@@ -8,7 +8,7 @@ import type { Actor } from './permissions';
 export type AuthState = { status: 'signedIn'; actor: Actor; tokenId: number } | { status: 'missing' } | { status: 'invalid' };
 
 /** `Bearer <token>`, the scheme word in any case (RFC 6750 with RFC 9110's case-insensitive schemes). */
-const BEARER = /^bearer(?: +(.*))?$/i;
+const BEARER = /^bearer(?: (.*))?$/i;
 
 /**
  * Who an Authorization header speaks for. Another scheme counts as no token (a plain challenge follows);

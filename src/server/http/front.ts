@@ -9,11 +9,13 @@ import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
 import { createAuthGuard } from './guards/auth';
+import { createClientAddresses } from './guards/client-address';
+import { createWorkQueue } from './guards/work-queue';
 import { logWhenAnswered } from './guards/request-log';
 import { API_HEADERS } from './guards/security-headers';
 import { createMcpDoor, MCP_PATH } from './mcp-door';
 import type { PagesDoor } from './pages';
-import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
+import { type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
@@ -49,9 +51,12 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, pages } = options;
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
-  const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
-  const serveTrpc = createTrpcDoor({ router, authenticate, log });
-  const serveMcp = createMcpDoor({ router, authenticate, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
+  // One queue for every door: the calls being worked on at once, server-wide.
+  const waitForTurn = createWorkQueue();
+  const answerRest = createRestChain({ router, authenticate, waitForTurn, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
+  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log });
+  const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
+  const clientAddresses = createClientAddresses(config.TRUST_PROXY);
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -117,7 +122,7 @@ export function createFront(options: FrontOptions) {
       raw,
       method: raw.method ?? 'GET',
       url: new URL(`${PLACEHOLDER_ORIGIN}/`),
-      clientAddress: clientAddress(raw, config.TRUST_PROXY),
+      clientAddress: clientAddresses.of(raw),
       trace: {},
     };
     response.setHeader('X-Request-Id', request.id);

@@ -40,9 +40,9 @@ async function serve(router: Parameters<typeof createFront>[0]['router']): Promi
       response.statusCode = 404;
       response.end();
     },
-    config: { RATE_LIMIT_PER_TOKEN: null, RATE_LIMIT_AUTH_FAILURES: null, TRUST_PROXY: false, CORS_ALLOWED_ORIGINS: null, PUBLIC_URL: undefined },
+    config: { RATE_LIMIT_PER_TOKEN: null, RATE_LIMIT_AUTH_FAILURES: null, TRUST_PROXY: null, CORS_ALLOWED_ORIGINS: null, PUBLIC_URL: undefined },
   });
-  const running = await startHttpServer(front, { port: 0, hostname: '127.0.0.1', maxConnections: 100, maxConnectionsPerAddress: null, log });
+  const running = await startHttpServer(front, { port: 0, hostname: '127.0.0.1', maxConnections: 100, maxConnectionsPerAddress: 1000, trustProxy: null, log });
   servers.push(running);
   return `http://127.0.0.1:${(running.server.address() as AddressInfo).port}`;
 }

@@ -23,6 +23,7 @@ import { JSON_MAX_DEPTH } from '@/shared/limits';
 import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { nestsDeeperThan } from './guards/json-depth';
+import type { WaitForTurn } from './guards/work-queue';
 import { type FrontRequest, PLACEHOLDER_ORIGIN } from './request';
 import { jsonReply, noSuchPath, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { checkContentType } from './rest/content-type';
@@ -177,8 +178,15 @@ function readMessage(text: string): Message {
  * The door reads the body itself (the SDK never touches the socket) and hands the SDK the parsed message:
  * the SDK's web-standard transport is given a request with no body, and its answer is written here.
  */
-export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; log: Logger; cors: CorsOrigins; publicUrl: string | undefined }) {
-  const { router, authenticate, log, cors, publicUrl } = options;
+export function createMcpDoor(options: {
+  router: AnyTRPCRouter;
+  authenticate: Authenticate;
+  waitForTurn: WaitForTurn;
+  log: Logger;
+  cors: CorsOrigins;
+  publicUrl: string | undefined;
+}) {
+  const { router, authenticate, waitForTurn, log, cors, publicUrl } = options;
   const catalog = buildToolCatalog(router, {
     onFault: (error, context) => log.error({ requestId: context.requestId, err: error }, 'request failed'),
   });
@@ -224,6 +232,8 @@ export function createMcpDoor(options: { router: AnyTRPCRouter; authenticate: Au
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
     authenticate.chargeForBody(auth, body.byteLength);
+    // Parsing and the tool call are the work; reading the body was waiting (see work-queue.ts).
+    await waitForTurn(1, response);
     let message: Record<string, unknown>;
     let args: Record<string, unknown>;
     try {

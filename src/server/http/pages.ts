@@ -6,6 +6,7 @@ import { pageHeaders } from './guards/security-headers';
 import type { ServerResponse } from 'node:http';
 
 import type { Logger } from '@/server/log';
+import { withoutTrailingSlashes } from '@/shared/text';
 
 import type { FrontRequest } from './request';
 import { type Reply, writeReply } from './reply';
@@ -86,7 +87,7 @@ export function loadStaticPages(folder: string, log: Logger): PagesDoor {
       const headers = { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8', ...pageHeaders([]) };
       return { status: 405, headers, body: `${request.method} is not allowed here; use GET or HEAD\n` };
     }
-    const pathname = request.url.pathname.length > 1 ? request.url.pathname.replace(/\/+$/, '') : '/';
+    const pathname = request.url.pathname.length > 1 ? withoutTrailingSlashes(request.url.pathname) : '/';
     return pages.get(pathname) ?? missing;
   }
 

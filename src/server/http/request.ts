@@ -12,7 +12,7 @@ export type FrontRequest = {
   raw: IncomingMessage;
   method: string;
   url: URL;
-  /** The client's address: the socket's, or with TRUST_PROXY the last X-Forwarded-For entry. */
+  /** The client's address: the socket's, or behind a trusted proxy the right-most untrusted X-Forwarded-For hop. */
   clientAddress: string;
   /** What the log line reports beside method, path and status. */
   trace: { door?: string; userId?: number; calls?: number; rpc?: string };
@@ -88,7 +88,45 @@ export function readTarget(request: IncomingMessage): Target {
   throw refuse('malformedRequest', 'the request target must be a path, an absolute http(s) URL, or * for OPTIONS');
 }
 
-export function clientAddress(request: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = trustProxy ? request.headers['x-forwarded-for']?.toString().split(',').at(-1)?.trim() : undefined;
-  return forwarded || request.socket.remoteAddress || 'unknown';
+const isHexDigit = (code: number) => (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66);
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether percent-decoding `text` (as URLSearchParams does: `%` and two hex digits is a byte) gives UTF-8. */
+function decodesToUtf8(text: string): boolean {
+  if (!text.includes('%')) return true;
+  const bytes = new Uint8Array(text.length);
+  let length = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 0x25 && isHexDigit(text.charCodeAt(index + 1)) && isHexDigit(text.charCodeAt(index + 2))) {
+      bytes[length++] = Number.parseInt(text.slice(index + 1, index + 3), 16);
+      index += 2;
+    } else {
+      // A URL's query is ASCII: its parser percent-encodes everything else.
+      bytes[length++] = code;
+    }
+  }
+  try {
+    strictUtf8.decode(bytes.subarray(0, length));
+    return true;
+  } catch {
+    return false;
+  }
 }
+
+/**
+ * The first of `names` whose value in the query is not UTF-8 once percent-decoded (`q=%FF`, an encoded
+ * surrogate `%ED%A0%80`), or undefined. URLSearchParams turns such bytes into U+FFFD without a word, so a
+ * search would silently look for another text; each door refuses them with a 400 naming the parameter.
+ */
+export function parameterNotUtf8(url: URL, names: readonly string[]): string | undefined {
+  for (const pair of url.search.slice(1).split('&')) {
+    const separator = pair.indexOf('=');
+    if (separator < 0) continue;
+    const name = new URLSearchParams(pair.slice(0, separator)).keys().next().value ?? '';
+    if (names.includes(name) && !decodesToUtf8(pair.slice(separator + 1))) return name;
+  }
+  return undefined;
+}
+
+export const notUtf8Refusal = (name: string) => refuse('invalidQueryParameter', `${name} is not valid UTF-8 once percent-decoded`);

@@ -1,8 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
+import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
+
+import { GuardedResponse, oneRequestAtATime } from './connection';
+import { addressGroup, createClientAddresses } from './guards/client-address';
 
 /**
  * Connection limits: what a client can hold without sending a request. Partial headers are dropped within
@@ -49,8 +53,10 @@ export type HttpServerOptions = {
   port: number;
   hostname: string;
   maxConnections: number;
-  /** Connections one client address may hold at once; null when a proxy stands in front (every client has its address). */
-  maxConnectionsPerAddress: number | null;
+  /** Connections one client address (an IPv6 address: its /64) may hold at once. */
+  maxConnectionsPerAddress: number;
+  /** TRUST_PROXY: the per-address limit leaves trusted proxies alone, as their connections carry many clients'. */
+  trustProxy: Config['TRUST_PROXY'];
   log: Logger;
 };
 
@@ -73,6 +79,16 @@ export async function startHttpServer(
     else response.once('finish', () => request.socket.end());
   };
 
+  const inTurn = oneRequestAtATime();
+  const onRequest = inTurn((request, response) => {
+    if (draining) closeAfterAnswer(request, response);
+    unanswered.set(response, request);
+    response.once('close', () => unanswered.delete(response));
+    handle(request, response).catch((error: unknown) => {
+      options.log.error({ err: error }, 'unhandled request failure');
+      response.destroy();
+    });
+  });
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -81,25 +97,24 @@ export async function startHttpServer(
       connectionsCheckingInterval: CHECK_INTERVAL_MS,
       // The front answers a request without Host itself, in the contract's shape.
       requireHostHeader: false,
+      ServerResponse: GuardedResponse,
     },
-    (request, response) => {
-      if (draining) closeAfterAnswer(request, response);
-      unanswered.set(response, request);
-      response.once('close', () => unanswered.delete(response));
-      handle(request, response).catch((error: unknown) => {
-        options.log.error({ err: error }, 'unhandled request failure');
-        response.destroy();
-      });
-    },
+    onRequest,
   );
+  // `Expect: 100-continue` reaches the front like any request; the body guard sends 100 Continue when it
+  // starts reading the body, so a request refused before (401, 413, 415, …) gets its final status at once
+  // and is never invited to send its body. Without this listener Node would send 100 Continue first.
+  server.on('checkContinue', onRequest);
   server.maxConnections = options.maxConnections;
   server.timeout = SOCKET_IDLE_TIMEOUT_MS;
 
   const perAddress = new Map<string, number>();
+  const { isTrustedProxy } = createClientAddresses(options.trustProxy);
   server.on('connection', (socket) => {
     const limit = options.maxConnectionsPerAddress;
-    const address = socket.remoteAddress ?? 'unknown';
-    if (limit === null) return;
+    const peer = socket.remoteAddress ?? 'unknown';
+    if (isTrustedProxy(peer)) return;
+    const address = addressGroup(peer);
     const open = (perAddress.get(address) ?? 0) + 1;
     if (open > limit) {
       socket.destroy();
@@ -117,11 +132,14 @@ export async function startHttpServer(
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
     socket.end(rawAnswer(405, 'Method Not Allowed', 'methodNotAllowed', 'CONNECT is not served here', 'Allow: GET, HEAD, POST, PATCH, DELETE, OPTIONS\r\n'));
   });
-  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const body = JSON.stringify({ error: errorCatalog.expectationFailed.value, message: `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported; only 100-continue is` });
-    response.writeHead(417, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(body) });
-    response.end(body);
-  });
+  server.on(
+    'checkExpectation',
+    inTurn((request: IncomingMessage, response: ServerResponse) => {
+      const body = JSON.stringify({ error: errorCatalog.expectationFailed.value, message: `Expect: ${String(request.headers.expect).slice(0, 100)} is not supported; only 100-continue is` });
+      response.writeHead(417, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(body) });
+      response.end(body);
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.hostname, () => {

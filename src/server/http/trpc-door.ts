@@ -4,6 +4,7 @@ import { type AnyTRPCRouter, getTRPCErrorShape, transformTRPCResponse } from '@t
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 
+import { authFailure } from '@/server/auth/bearer';
 import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
@@ -13,25 +14,33 @@ import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES } from '@/shared/limits';
 import type { Authenticate } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { refuseDeepJson } from './guards/json-depth';
-import type { FrontRequest } from './request';
+import type { WaitForTurn } from './guards/work-queue';
+import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from './request';
 import { Refusal, refuse } from './reply';
+import { checkContentType } from './rest/content-type';
 
 export const TRPC_BASE_PATH = '/api/trpc';
 const ALLOW = 'GET, HEAD, POST';
+
+const JSON_TYPES = ['application/json'];
 
 /**
  * The admin page's door: tRPC's own node:http adapter on the same router, behind the same guards as REST
  * (rate limits charged per call, the body limit and timeouts, the batch cap). Refusals made before the
  * adapter runs are written in tRPC's wire format too, through the router's own error formatter, so the
- * page's client reads them like any other error.
+ * page's client reads them like any other error. In order: the method (405), the batch cap (400), the
+ * token (401, 429), the media type and coding (415), the body, then its turn among the requests being
+ * worked on. Every procedure on this door needs a
+ * token, so a request without a valid one is refused before a byte of its body is read, as on REST.
  */
-export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; log: Logger }) {
-  const { router, authenticate, log } = options;
+export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; log: Logger }) {
+  const { router, authenticate, waitForTurn, log } = options;
   const config = router._def._config;
 
-  function writeRefusal(response: ServerResponse, refusal: Refusal): void {
+  /** `path` as the adapter would name it (without one, superjson would write `undefined` into the answer's meta). */
+  function writeRefusal(response: ServerResponse, refusal: Refusal, path: string): void {
     const error = asTrpcError(new AppError(refusal.problem.kind, refusal.problem.message));
-    const shape = getTRPCErrorShape({ config, error, type: 'unknown', path: undefined, input: undefined, ctx: undefined });
+    const shape = getTRPCErrorShape({ config, error, type: 'unknown', path: path.slice(0, 200), input: undefined, ctx: undefined });
     const body = JSON.stringify(transformTRPCResponse(config, { error: shape }));
     response.statusCode = getHTTPStatusCodeFromError(error);
     for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
@@ -63,20 +72,28 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       request.trace.calls = calls;
       if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
       const auth = await authenticate(request, calls);
+      if (auth.status !== 'signedIn') {
+        const { kind, message } = authFailure(auth.status);
+        throw refuse(kind, message);
+      }
       context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+      if (parameterNotUtf8(request.url, ['input'])) throw notUtf8Refusal('input');
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
-      // same limit and timeouts as REST's.
+      // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
+      if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
       const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
       if (bytes) authenticate.chargeForBody(auth, bytes.byteLength);
       const body = bytes && decodeUtf8(bytes);
       // Before tRPC parses the input and superjson walks it.
       if (body !== undefined) refuseDeepJson(body, 'the body');
       for (const input of request.url.searchParams.getAll('input')) refuseDeepJson(input, 'the input');
+      // The calls are the work; reading the body was waiting (see work-queue.ts).
+      await waitForTurn(calls, response);
       Object.assign(request.raw, { body });
     } catch (error) {
-      if (error instanceof Refusal) return writeRefusal(response, error);
+      if (error instanceof Refusal) return writeRefusal(response, error, encodedPath);
       log.error({ requestId: request.id, err: error }, 'request failed');
-      return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`));
+      return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`), encodedPath);
     }
     await nodeHTTPRequestHandler({
       router,

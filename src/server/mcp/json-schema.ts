@@ -17,7 +17,7 @@ import { AppError } from '@/shared/errors';
 export type JsonSchema = { [keyword: string]: unknown };
 
 /** An int64 as text: decimal digits with an optional minus, at most 19 digits (the procedures check the range). */
-const INT64_TEXT = /^-?[0-9]{1,19}$/;
+const INT64_TEXT = /^-?\d{1,19}$/;
 
 const INT64_INPUT_NOTE =
   'An int64: send it as a string of decimal digits (always exact), or as a JSON integer within ±9007199254740991 (a larger JSON number may have been rounded on its way, so it is refused).';

@@ -54,12 +54,13 @@ function ipv4Bytes(address: string): number[] {
 
 /** The 16 bytes of an IPv6 address (with `::` and a trailing dotted quad), without zone. */
 function ipv6Bytes(address: string): number[] {
-  let text = address.replace(/%.*$/, '');
+  let text = address.split('%', 1)[0]!;
   const tail: number[] = [];
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  const last = text.slice(text.lastIndexOf(':') + 1);
+  const dotted = /^\d+\.\d+\.\d+\.\d+$/.test(last) ? last : undefined;
   if (dotted) {
-    tail.push(...ipv4Bytes(dotted[1]!));
-    text = text.slice(0, -dotted[1]!.length) + '0:0';
+    tail.push(...ipv4Bytes(dotted));
+    text = text.slice(0, -dotted.length) + '0:0';
   }
   const [head, rest] = text.split('::') as [string, string | undefined];
   const groups = (part: string) => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)));
@@ -115,7 +116,7 @@ function classifyV6(bytes: number[]): AddressClass {
 
 /** What kind of address this is; anything that is not an IP address is 'reserved'. */
 export function classifyAddress(address: string): AddressClass {
-  const version = isIP(address.replace(/%.*$/, ''));
+  const version = isIP(address.split('%', 1)[0]!);
   if (version === 4) return classifyV4(ipv4Bytes(address));
   if (version === 6) return classifyV6(ipv6Bytes(address));
   return 'reserved';

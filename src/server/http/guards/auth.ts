@@ -4,6 +4,7 @@ import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
 
+import { addressGroup } from './client-address';
 import { createRateLimiter, type RateDecision, type RateLimitPolicy } from './rate-limit';
 
 const AUTHORIZATION = new Set(['authorization']);
@@ -30,7 +31,7 @@ export type ChargeRefused = { message: string; headers: Record<string, string> }
 
 /**
  * Who a request speaks for, and whether they may ask now: one guard for both doors, so a token has one
- * bucket whichever door it uses, and invalid tokens from one address drain one bucket. `cost` is the
+ * bucket whichever door it uses, and invalid tokens from one address (an IPv6 address: its /64) drain one bucket. `cost` is the
  * number of calls the request makes (a tRPC batch makes several). Throws a 429 Refusal; a missing or
  * invalid token is left to the door, which answers 401 in its own format.
  *
@@ -51,7 +52,7 @@ export function createAuthGuard(options: AuthGuardOptions) {
       const decision = perToken?.(String(auth.tokenId), cost);
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'for this token');
     } else if (auth.status === 'invalid') {
-      const decision = perAddress?.(request.clientAddress);
+      const decision = perAddress?.(addressGroup(request.clientAddress));
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
     return auth;

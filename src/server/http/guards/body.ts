@@ -10,46 +10,39 @@ export const BODY_IDLE_TIMEOUT_MS = 10_000;
 /** A body that trickles (a byte every few seconds) is given up once this has passed since its first byte was awaited. */
 export const BODY_TOTAL_TIMEOUT_MS = 30_000;
 
-/** How long the rest of an abandoned body is read and thrown away before the connection is cut. */
-const LINGER_MS = 2_000;
-
-/**
- * The rest of an abandoned body (past 64 KiB, or stalled) may still be on its way, so the connection closes
- * after the answer. Closing a socket with unread data makes the kernel send a reset, which can erase the
- * answer before the client reads it (RFC 9112, 9.6); so the server half-closes, discards what still arrives
- * for a moment, and only then cuts the connection.
- */
-function closeAfterAnswer(request: FrontRequest, response: ServerResponse): void {
-  const { raw } = request;
-  raw.removeAllListeners('data');
-  raw.pause();
-  response.setHeader('Connection', 'close');
-  const socket = raw.socket;
-  socket.destroySoon = function lingerThenDestroy() {
-    this.end();
-    raw.removeAllListeners('data');
-    raw.resume();
-    setTimeout(() => this.destroy(), LINGER_MS).unref();
-  };
-}
-
 export type BodyLimits = { limit: number; idleMs: number; totalMs: number };
 const DEFAULT_LIMITS: BodyLimits = { limit: BODY_LIMIT_BYTES, idleMs: BODY_IDLE_TIMEOUT_MS, totalMs: BODY_TOTAL_TIMEOUT_MS };
 
 const tooLarge = (limit: number) => refuse('bodyTooLarge', `the body must be at most ${limit} bytes`);
 
 /**
+ * A body in a content coding (`Content-Encoding: gzip`, …) would be read as if it were plain JSON: refused
+ * with 415 as RFC 9110 (15.5.16) says, and `Accept-Encoding: identity` tells what is taken.
+ */
+function refuseContentCoding(request: FrontRequest): void {
+  const coding = request.raw.headers['content-encoding']?.trim().toLowerCase();
+  if (coding && coding !== 'identity') {
+    throw refuse('unsupportedMediaType', `the body must not be encoded; Content-Encoding: ${coding.slice(0, 40)} is not supported`, { 'Accept-Encoding': 'identity' });
+  }
+}
+
+/** Whether the client waits for `100 Continue` before it sends the body (RFC 9110, 10.1.1). */
+const awaitsContinue = (request: FrontRequest) => request.raw.httpVersion === '1.1' && /\b100-continue\b/i.test(String(request.raw.headers.expect ?? ''));
+
+/**
  * Reads a request body, at most `limit` bytes of it: a huge body costs the server 64 KiB, not its size.
- * A declared Content-Length over the limit is refused before a byte is read. Stalls and trickles are
- * cut off with 408. Throws a Refusal; the caller's door renders it.
+ * A declared Content-Length over the limit, or a content coding, is refused before a byte is read; a
+ * client that sent `Expect: 100-continue` is invited to send only now, once everything before the body
+ * (route, token, rate limits, media type) has said yes. Stalls and trickles are cut off with 408. Throws a
+ * Refusal; the caller's door renders it. A refusal leaves the rest of the body unread, and the server
+ * closes the connection after the answer (connection.ts).
  */
 export function readBody(request: FrontRequest, response: ServerResponse, limits: BodyLimits = DEFAULT_LIMITS): Promise<Buffer> {
   const { raw } = request;
+  refuseContentCoding(request);
   const declared = Number(raw.headers['content-length'] ?? 0);
-  if (declared > limits.limit) {
-    closeAfterAnswer(request, response);
-    return Promise.reject(tooLarge(limits.limit));
-  }
+  if (declared > limits.limit) return Promise.reject(tooLarge(limits.limit));
+  if (awaitsContinue(request) && !response.headersSent) response.writeContinue();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -65,7 +58,8 @@ export function readBody(request: FrontRequest, response: ServerResponse, limits
     };
     const give = (refusal: Error) => {
       finish();
-      closeAfterAnswer(request, response);
+      // Nothing more is read: the answer goes out, then the connection closes (connection.ts).
+      raw.pause();
       reject(refusal);
     };
     const onData = (chunk: Buffer) => {

@@ -5,13 +5,15 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { contextFor } from '@/server/trpc/init';
 
 import { type Authenticate, requireToken } from '../guards/auth';
-import type { FrontRequest } from '../request';
+import { readBody } from '../guards/body';
+import type { WaitForTurn } from '../guards/work-queue';
+import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { type Answered, answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
-import { readAbsentBody, readJsonObject } from './json-body';
+import { parseAbsentBody, parseJsonObject } from './json-body';
 import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
@@ -24,12 +26,13 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
  * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
  * trpc-to-openapi leaves open, in the order a request meets them: the route (404), the method (405 with
  * `Allow`; OPTIONS answers it), the token (401, or 429 from the shared guard) before any body is read, the
- * content type (415), the body (413, 408, 400; none where the operation declares none), the procedure
- * (once per Idempotency-Key where the operation declares one), and the answer (exact int64, 204 for no
- * result, `Link` for the next page, `{error, message}` for every failure).
+ * content type (415), the body (413, 408; none where the operation declares none), its turn among the
+ * requests being worked on, the JSON (400), the procedure (once per Idempotency-Key where the operation
+ * declares one), and the answer (exact int64, 204 for no result, `Link` for the next page,
+ * `{error, message}` for every failure).
  */
-export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; publicUrl: string | undefined; cors: CorsOrigins }) {
-  const { router, authenticate, publicUrl, cors } = options;
+export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
+  const { router, authenticate, waitForTurn, publicUrl, cors } = options;
   const match = buildRouteTable(router, API_BASE_PATH);
   const callProcedure = createProcedureCaller(router);
 
@@ -48,18 +51,23 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
     const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
-    const chargeForBody = (bytes: number) => authenticate.chargeForBody(auth, bytes);
+    // A query that takes the operation's input (GET, DELETE) is read exactly, or refused naming the parameter.
+    const notUtf8 = route.method === 'GET' || route.method === 'DELETE' ? parameterNotUtf8(url, route.queryParameters) : undefined;
+    if (notUtf8) throw notUtf8Refusal(notUtf8);
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
-    let body: Record<string, unknown> | undefined;
-    if (route.takesBody) {
-      checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
-      body = await readJsonObject(request, response, chargeForBody);
-    } else if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
-      // A write that declares no body (rotate a secret, send a test event) is called as declared: with none.
-      body = await readAbsentBody(request, response, `${route.method} ${API_BASE_PATH}${route.template}`, chargeForBody);
+    let bytes: Buffer | undefined;
+    if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+      // A write that declares no body (rotate a secret, send a test event) is called as declared: with none,
+      // so its media type is checked only when something came.
+      if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
+      bytes = await readBody(request, response);
+      authenticate.chargeForBody(auth, bytes.byteLength);
     }
+    // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
+    await waitForTurn(1, response);
+    const body = bytes && (route.takesBody ? parseJsonObject(bytes) : parseAbsentBody(request, bytes, `${route.method} ${API_BASE_PATH}${route.template}`));
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);

@@ -1,6 +1,4 @@
-import type { ServerResponse } from 'node:http';
-
-import { decodeUtf8, readBody } from '../guards/body';
+import { decodeUtf8 } from '../guards/body';
 import { refuseDeepJson } from '../guards/json-depth';
 import type { FrontRequest } from '../request';
 import { refuse } from '../reply';
@@ -15,10 +13,11 @@ function describe(body: unknown): string {
 }
 
 /**
- * Body text as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it.
+ * Body bytes as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with them.
  * Nesting is bounded before anything parses it.
  */
-function parseJsonObject(text: string): Record<string, unknown> {
+export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+  const text = decodeUtf8(bytes);
   refuseDeepJson(text, 'the body');
   let body: unknown;
   try {
@@ -31,28 +30,16 @@ function parseJsonObject(text: string): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** `charge` is told a body's size once it is read, before anything parses it (it may refuse with a 429). */
-type ChargeForBody = (bytes: number) => void;
-
-/** The body as a JSON object with every integer exact (bigint), or a 400 that says what is wrong with it. */
-export async function readJsonObject(request: FrontRequest, response: ServerResponse, charge: ChargeForBody): Promise<Record<string, unknown>> {
-  const bytes = await readBody(request, response);
-  charge(bytes.byteLength);
-  return parseJsonObject(decodeUtf8(bytes));
-}
-
 /**
  * The body of an operation that declares none (`POST …/rotate-secret`): a generated client calls it with
  * no body at all, with or without a Content-Type; others send an empty object. Both are taken. A body
  * with content is read as a JSON body is (media type, JSON, an object), and any member is refused as an
  * unknown field: nothing a client sends is silently dropped.
  */
-export async function readAbsentBody(request: FrontRequest, response: ServerResponse, operation: string, charge: ChargeForBody): Promise<Record<string, never>> {
-  const bytes = await readBody(request, response);
+export function parseAbsentBody(request: FrontRequest, bytes: Buffer, operation: string): Record<string, never> {
   if (bytes.byteLength === 0) return {};
-  charge(bytes.byteLength);
   checkContentType(request.raw.headers['content-type'], ['application/json']);
-  const fields = Object.keys(parseJsonObject(decodeUtf8(bytes)));
+  const fields = Object.keys(parseJsonObject(bytes));
   if (fields.length > 0) {
     const named = fields.slice(0, 3).map((field) => `"${field.length > 40 ? `${field.slice(0, 40)}…` : field}"`);
     throw refuse('unknownField', `unknown field${fields.length > 1 ? 's' : ''} ${named.join(', ')}${fields.length > 3 ? ', …' : ''}: ${operation} takes no body`);

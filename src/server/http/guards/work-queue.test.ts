@@ -1,0 +1,57 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+
+import { describe, expect, it } from 'vitest';
+
+import { Refusal } from '../reply';
+
+import { createWorkQueue } from './work-queue';
+
+/** An answer that closes when the test says so: all the queue reads of a ServerResponse. */
+const answer = () => new EventEmitter() as unknown as ServerResponse & EventEmitter;
+const settled = async () => {
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe('the work queue', () => {
+  it('works on at most its capacity of calls, gives turns in arrival order, and frees places when answers close', async () => {
+    const waitForTurn = createWorkQueue(10);
+    const started: string[] = [];
+    const [first, batch, single] = [answer(), answer(), answer()];
+    void waitForTurn(6, first).then(() => started.push('first (6 calls)'));
+    void waitForTurn(10, batch).then(() => started.push('batch (10 calls)'));
+    // Fits beside the first, but comes after the batch: it waits its turn, so batches are never starved.
+    void waitForTurn(1, single).then(() => started.push('single'));
+    await settled();
+    expect(started).toEqual(['first (6 calls)']);
+    first.emit('close');
+    await settled();
+    expect(started).toEqual(['first (6 calls)', 'batch (10 calls)']);
+    batch.emit('close');
+    await settled();
+    expect(started).toEqual(['first (6 calls)', 'batch (10 calls)', 'single']);
+  });
+
+  it('gives up the turn of a client that leaves while it waits, and the places of one that leaves before it starts', async () => {
+    const waitForTurn = createWorkQueue(1);
+    const [working, leaving, next] = [answer(), answer(), answer()];
+    await waitForTurn(1, working);
+    const left = waitForTurn(1, leaving);
+    let nextStarted = false;
+    void waitForTurn(1, next).then(() => (nextStarted = true));
+    leaving.emit('close');
+    await expect(left).rejects.toBeInstanceOf(Refusal);
+    working.emit('close');
+    await settled();
+    expect(nextStarted).toBe(true);
+    // Its turn given but not yet started when it leaves: the place still comes back.
+    const [holder, gone, last] = [answer(), answer(), answer()];
+    const queue = createWorkQueue(1);
+    await queue(1, holder);
+    const goneTurn = queue(1, gone);
+    holder.emit('close');
+    gone.emit('close');
+    await expect(goneTurn).rejects.toBeInstanceOf(Refusal);
+    await expect(queue(1, last)).resolves.toBeUndefined();
+  });
+});
