@@ -17,7 +17,10 @@ import { AppError } from '@/shared/errors';
 export type JsonSchema = { [keyword: string]: unknown };
 
 /** An int64 as text: decimal digits with an optional minus, at most 19 digits (the procedures check the range). */
-const INT64_TEXT = /^-?\d{1,19}$/;
+// [0-9], not \d: the pattern is sent to clients in the tool's JSON Schema, and in some languages' regular
+// expressions (Python's re) \d matches every Unicode digit.
+// eslint-disable-next-line regexp/prefer-d
+const INT64_TEXT = /^-?[0-9]{1,19}$/;
 
 const INT64_INPUT_NOTE =
   'An int64: send it as a string of decimal digits (always exact), or as a JSON integer within ±9007199254740991 (a larger JSON number may have been rounded on its way, so it is refused).';
