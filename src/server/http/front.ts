@@ -16,6 +16,7 @@ import { clientAddress, type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from
 import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
+import { createExportRoute, EXPORT_PATH } from './rest/export';
 import { buildOpenApiDocument } from './rest/openapi';
 import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
@@ -49,6 +50,7 @@ export function createFront(options: FrontOptions) {
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   const answerRest = createRestChain({ router, authenticate, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
   const serveTrpc = createTrpcDoor({ router, authenticate, log });
+  const serveExport = createExportRoute({ authenticate });
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -93,11 +95,19 @@ export function createFront(options: FrontOptions) {
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);
-      reply = under(pathname, DOCS_BASE_PATH)
-        ? await serveDocs(request)
-        : service
-          ? await serveService(request, service)
-          : await answerRest(request, response);
+      if (pathname === EXPORT_PATH) {
+        // A streamed CSV answer writes itself; only its refusals come back as a reply.
+        for (const [name, value] of Object.entries(corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS))) response.setHeader(name, value);
+        const refused = await serveExport(request, response);
+        if (refused === null) return;
+        reply = refused;
+      } else {
+        reply = under(pathname, DOCS_BASE_PATH)
+          ? await serveDocs(request)
+          : service
+            ? await serveService(request, service)
+            : await answerRest(request, response);
+      }
     } catch (error) {
       reply = error instanceof Refusal ? problemReply(error.problem, error.headers) : internalFailure(request, error);
     }

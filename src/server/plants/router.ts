@@ -1,9 +1,14 @@
+import { tracked } from '@trpc/server';
 import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
-import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, pagePlants, suggestPlantId, updatePlant } from '@/server/plants/service';
+import { createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
 import {
   deletePlantsInput,
+  plantChangesInput,
+  restorePlantsInput,
+  retagPlantsInput,
+  tagSuggestionsInput,
   listPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
@@ -11,9 +16,17 @@ import {
   plantIdParam,
   plantPageInput,
 } from '@/shared/plants';
-import { createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 
 import { plantAnswer } from './answer';
+import { bulkDelete, bulkRetag } from './bulk';
+import { plantChanges } from './live/feed';
+import { pagePlants } from './page';
+import { suggestTags } from './tags';
+import { restorePlants } from './undo';
+
+/** Whose budgets a call draws on (rows, open streams): the token's, as the request limit is. */
+const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
 
 const tags = ['plants'];
 const unauthorized = { 401: 'The bearer token is missing or not valid' };
@@ -110,8 +123,25 @@ export const plantsRouter = createTRPCRouter({
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure.input(plantPageInput).query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
-  /** The admin page's bulk delete: each id answered on its own (tRPC only). */
-  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
+  /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
+  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, tokenKey(ctx), input.selection, input.keepForUndo)),
+
+  /** The admin page's bulk re-tag (null removes the tag), like deleteMany (tRPC only). */
+  retagMany: protectedProcedure.input(retagPlantsInput).mutation(({ ctx, input }) => bulkRetag(ctx.actor, tokenKey(ctx), input.selection, input.tag)),
+
+  /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
+  restore: protectedProcedure.input(restorePlantsInput).mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
+
+  /** The tags that exist, with counts, by a case-insensitive prefix: the tag filter's choices (tRPC only). */
+  tags: protectedProcedure.input(tagSuggestionsInput).query(({ ctx, input }) => suggestTags(ctx.actor, input)),
+
+  /**
+   * The live feed: every change to the plants the caller sees, as it commits, on any instance (tRPC's SSE
+   * subscription; `tracked` ids let a dropped connection resume where it stopped).
+   */
+  changes: protectedProcedure.input(plantChangesInput).subscription(async function* ({ ctx, input, signal }) {
+    for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+  }),
 
   /** An id that is free now, for the add form (tRPC only). */
   suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),

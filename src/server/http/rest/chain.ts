@@ -23,7 +23,7 @@ const JSON_TYPES = ['application/json'];
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
 
 /** 401 with the challenge of RFC 6750: `error="invalid_token"` when a token was sent but is not valid. */
-function requireToken(auth: AuthState): void {
+export function requireToken(auth: AuthState): void {
   if (auth.status === 'signedIn') return;
   const { kind, message } = authFailure(auth.status);
   throw refuse(kind, message, { 'WWW-Authenticate': auth.status === 'invalid' ? `${REALM}, error="invalid_token"` : REALM });

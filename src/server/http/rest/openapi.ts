@@ -4,6 +4,8 @@ import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
 import { errorCatalog } from '@/shared/errors';
+
+import { EXPORT_PATH, exportOperationDocument } from './export';
 import { plantPatchSchema } from '@/shared/plants';
 
 export const API_VERSION = '1.1.0';
@@ -88,6 +90,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
   const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+  // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
+  document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
   // where the rebuilt schema is a named component after all, refer to the component.
