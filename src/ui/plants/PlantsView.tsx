@@ -94,11 +94,13 @@ function PlantsViewInner() {
 
   const live = useLiveMarks(data?.rows ?? []);
   const pageKey = plantsHref(query);
-  const { clear: clearMarks } = live;
-  useEffect(() => {
+  // Another page, sort or filter: nothing is being edited and no mark of the old rows stays.
+  const [shownKey, setShownKey] = useState(pageKey);
+  if (shownKey !== pageKey) {
+    setShownKey(pageKey);
     setEditing(null);
-    clearMarks();
-  }, [pageKey, clearMarks]);
+    live.clear();
+  }
 
   const selection = useSelection(JSON.stringify(filters));
   const bulk = useBulkRunner();

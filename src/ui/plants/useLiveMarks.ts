@@ -1,6 +1,6 @@
 'use client';
 
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 
 import type { PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
@@ -21,7 +21,9 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
   const [resync, setResync] = useState(false);
   const own = useRef(new Map<string, number>());
   const shown = useRef(new Set<string>());
-  shown.current = new Set(rows.map((row) => row.id.toString()));
+  useLayoutEffect(() => {
+    shown.current = new Set(rows.map((row) => row.id.toString()));
+  }, [rows]);
 
   const subscription = trpc.plants.changes.useSubscription(undefined, {
     onData: ({ data: event }) => {

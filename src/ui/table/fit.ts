@@ -46,7 +46,7 @@ export function useColumnFit(ref: RefObject<HTMLElement | null>, specs: readonly
     const observer = new ResizeObserver(() => setWidth(element.clientWidth));
     observer.observe(element);
     return () => observer.disconnect();
-  });
+  }, [ref]);
   // Before the first measurement every column counts as shown; the layout effect measures before paint.
   const shown = width === 0 ? new Set(specs.map((spec) => spec.id)) : fitColumns(specs, width / rootRem());
   return { shown, width };

@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { chromium } from '@playwright/test';
+const { baseUrl, token } = JSON.parse(readFileSync('/tmp/av3/server.json', 'utf8'));
+const [, , path = '/plants', widthText = '1280', scheme = 'light', out = '/tmp/av3/shot.png', heightText = '800'] = process.argv;
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: Number(widthText), height: Number(heightText) }, colorScheme: scheme as 'light' | 'dark' });
+page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') console.log('console:', m.text()); });
+page.on('pageerror', (e) => console.log('pageerror:', e.message));
+await page.goto(baseUrl + path);
+await page.getByLabel('API token').fill(token);
+await page.getByRole('button', { name: 'Sign in' }).click();
+await page.getByTestId('signed-in-as').waitFor();
+await page.waitForTimeout(1500);
+await page.screenshot({ path: out });
+console.log(await page.locator('table').first().getAttribute('data-columns').catch(() => null));
+await browser.close();
