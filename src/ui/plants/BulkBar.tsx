@@ -11,7 +11,8 @@ const count = new Intl.NumberFormat();
  */
 export function BulkBar(props: {
   selected: number;
-  allMatching: boolean;
+  /** Of a "select all matching": how many matched, of which `selected` are still ticked. */
+  matching: number | null;
   pageAllSelected: boolean;
   total: number;
   progress: { done: number; of: number } | null;
@@ -20,15 +21,16 @@ export function BulkBar(props: {
   onRetag: () => void;
   onClear: () => void;
 }) {
-  const { selected, allMatching, pageAllSelected, total, progress } = props;
+  const { selected, matching, pageAllSelected, total, progress } = props;
+  const allMatching = matching !== null;
   if (selected === 0 && !progress) return null;
   return (
     <div className="bulkbar" role="region" aria-label="Selected plants">
       <p aria-live="polite">
         {progress
           ? `Working… ${count.format(progress.done)} of ${count.format(progress.of)}`
-          : allMatching
-            ? `All ${count.format(selected)} matching plants selected`
+          : matching !== null
+            ? `${count.format(selected)} ${selected === 1 ? 'plant' : 'plants'} selected: all ${count.format(matching)} matching${matching > selected ? ` but ${count.format(matching - selected)}` : ''}`
             : selected === 1
               ? '1 plant selected'
               : `${count.format(selected)} plants selected`}

@@ -27,12 +27,15 @@ export function EditRow({
   focusColumn,
   onDone,
   onDirtyChange,
+  onSaving,
 }: {
   plant: PlantRow;
   columns: readonly PlantColumn[];
   focusColumn: 'name' | 'tag';
   onDone: (outcome: EditOutcome) => void;
   onDirtyChange: (dirty: boolean) => void;
+  /** Just before the change is sent: the live feed's echo of it is this tab's own. */
+  onSaving: (id: bigint) => void;
 }) {
   const utils = trpc.useUtils();
   const [name, setName] = useState(plant.name);
@@ -78,6 +81,7 @@ export function EditRow({
     if (next.name) return nameRef.current?.focus();
     if (next.tag) return tagRef.current?.focus();
     if (Object.keys(patch).length === 0) return onDone(null);
+    onSaving(plant.id);
     update.mutate({ id: plant.id, ...patch });
   }
 

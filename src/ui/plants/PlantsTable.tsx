@@ -2,7 +2,7 @@
 
 import { type ColumnDef, flexRender, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
 import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
-import { useMemo, useRef } from 'react';
+import { useLayoutEffect, useMemo, useRef } from 'react';
 
 import type { PlantRow, PlantSort, PlantSortKey } from '@/shared/plants';
 
@@ -35,11 +35,13 @@ type Props = {
   onEdit: (id: bigint, column: 'name' | 'tag') => void;
   onEditDone: (outcome: EditOutcome) => void;
   onEditDirty: (dirty: boolean) => void;
+  onSaving: (id: bigint) => void;
   onDelete: (row: PlantRow) => void;
   marks: ReadonlyMap<string, LiveMark>;
   caption: string;
   busy: boolean;
-  gridRef?: React.RefObject<ReturnType<typeof useGrid> | null>;
+  /** Set when an edit ends: after the next render the cursor goes back to that row's cell. */
+  restoreFocus: React.RefObject<{ row: string; column: string } | null>;
 };
 
 const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = { id: 'id', name: 'name', tag: 'tag', owner: 'owner', created: 'created' };
@@ -98,7 +100,12 @@ export function PlantsTable(props: Props) {
   const shown = columns.filter((column) => fit.shown.has(column));
   const folded = columns.filter((column) => !fit.shown.has(column));
   const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), column === 'tag' ? 'tag' : 'name') });
-  if (props.gridRef) props.gridRef.current = grid;
+  const { restoreFocus } = props;
+  useLayoutEffect(() => {
+    const target = restoreFocus.current;
+    if (!target || editing) return;
+    if (grid.focusRow(target.row, target.column)) restoreFocus.current = null;
+  });
 
   const definitions = useMemo<ColumnDef<PlantRow>[]>(
     () => [
@@ -278,6 +285,7 @@ export function PlantsTable(props: Props) {
                   focusColumn={editing.column}
                   onDone={props.onEditDone}
                   onDirtyChange={props.onEditDirty}
+                  onSaving={props.onSaving}
                 />
               );
             }

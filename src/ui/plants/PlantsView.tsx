@@ -148,6 +148,7 @@ function PlantsViewInner() {
     if (selected.kind === 'ids') live.ownChange(selected.ids);
     const result = await bulk.run({ kind: 'retag', tag }, selected, selection.count);
     actions.retagged(tag, result);
+    selection.clear();
   }
 
   function onEditDone(outcome: EditOutcome) {
@@ -155,10 +156,10 @@ function PlantsViewInner() {
     setEditing(null);
     dirty.current = false;
     if (outcome) actions.renamed(outcome);
-    // The cursor goes back to the row it left, once the row is a row again.
-    if (was) requestAnimationFrame(() => gridRef.current?.focusRow(was.id.toString(), was.column));
+    // The cursor goes back to the row it left, once the row is a row again (the table does it after rendering).
+    if (was) restoreFocus.current = { row: was.id.toString(), column: was.column };
   }
-  const gridRef = useRef<{ focusRow: (key: string, column?: string) => boolean } | null>(null);
+  const restoreFocus = useRef<{ row: string; column: string } | null>(null);
 
   const onEdit = (id: bigint, column: 'name' | 'tag') => {
     if (editing?.id === id) return;
@@ -242,11 +243,12 @@ function PlantsViewInner() {
                 onEdit={onEdit}
                 onEditDone={onEditDone}
                 onEditDirty={onEditDirty}
+                onSaving={(id) => live.ownChange([id])}
                 onDelete={(row) => setDeleting({ kind: 'rows', rows: [row] })}
                 marks={live.marks}
                 caption={`Plants ${from}–${to} of ${data?.total ?? 0}, by ${query.sort.key} ${query.sort.dir === 'asc' ? 'ascending' : 'descending'}`}
                 busy={page.isFetching}
-                gridRef={gridRef as never}
+                restoreFocus={restoreFocus}
               />
               <Pager
                 from={from}
@@ -263,7 +265,7 @@ function PlantsViewInner() {
           ))}
         <BulkBar
           selected={selection.count}
-          allMatching={selection.selected.kind === 'matching'}
+          matching={selection.selected.kind === 'matching' ? selection.selected.total : null}
           pageAllSelected={rows.length > 0 && pageSelected === rows.length}
           total={data?.total ?? 0}
           progress={bulk.progress}

@@ -185,6 +185,9 @@ export async function* plantChanges(actor: Actor, tokenKey: string, lastEventId:
   const from = lastEventId ? Number(lastEventId) : null;
   const onAbort = () => wake?.();
   signal?.addEventListener('abort', onAbort);
+  // A new stream starts at the log's end: what changed before it opened is in the page it is shown with.
+  const { _max } = from === null ? await db.plantChange.aggregate({ _max: { seq: true } }) : { _max: { seq: null } };
+  const startedAfter = _max.seq ?? null;
   try {
     await reader.add(stream);
     if (from !== null) {
@@ -213,6 +216,7 @@ export async function* plantChanges(actor: Actor, tokenKey: string, lastEventId:
       const next = queue.shift()!;
       // Sent already, before the connection this stream resumes dropped.
       if (from !== null && next.event.kind !== 'resync' && next.seq <= from) continue;
+      if (startedAfter !== null && next.seq <= startedAfter) continue;
       yield [next.seq, next.event];
     }
   } finally {
