@@ -16,7 +16,8 @@ import {
   plantIdParam,
   plantPageInput,
 } from '@/shared/plants';
-import { type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { AppError } from '@/shared/errors';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkRetag } from './bulk';
@@ -140,7 +141,14 @@ export const plantsRouter = createTRPCRouter({
    * subscription; `tracked` ids let a dropped connection resume where it stopped).
    */
   changes: protectedProcedure.input(plantChangesInput).subscription(async function* ({ ctx, input, signal }) {
-    for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+    try {
+      for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+    } catch (error) {
+      // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
+      // by the client; a bare error would read as a 500, which it retries at once, for ever).
+      if (error instanceof AppError) throw asTrpcError(error);
+      throw error;
+    }
   }),
 
   /** An id that is free now, for the add form (tRPC only). */

@@ -27,6 +27,7 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
 
   const subscription = trpc.plants.changes.useSubscription(undefined, {
     onData: ({ data: event }) => {
+      if (event.kind === 'live') return;
       if (event.kind === 'resync') {
         setResync(true);
         return;

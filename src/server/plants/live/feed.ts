@@ -33,6 +33,8 @@ export const MAX_STREAMS_PER_TOKEN = 4;
 export const MAX_STREAMS = 1_000;
 
 export type PlantChangeEvent =
+  /** First on a new stream: from here on every change arrives (the client may start listening from it). */
+  | { kind: 'live' }
   | { kind: 'created' | 'updated'; id: bigint; name: string; tag: string | null }
   | { kind: 'deleted'; id: bigint }
   | { kind: 'resync' };
@@ -134,8 +136,11 @@ function createReader() {
     get position() {
       return position;
     },
-    async add(stream: Stream): Promise<void> {
+    /** Counted at once (the limits see it), fed once `start` has read the log's end. */
+    register(stream: Stream): void {
       streams.add(stream);
+    },
+    async start(): Promise<void> {
       await start();
       timer ??= setInterval(pollSoon, POLL_MS);
       timer.unref?.();
@@ -185,11 +190,13 @@ export async function* plantChanges(actor: Actor, tokenKey: string, lastEventId:
   const from = lastEventId ? Number(lastEventId) : null;
   const onAbort = () => wake?.();
   signal?.addEventListener('abort', onAbort);
-  // A new stream starts at the log's end: what changed before it opened is in the page it is shown with.
-  const { _max } = from === null ? await db.plantChange.aggregate({ _max: { seq: true } }) : { _max: { seq: null } };
-  const startedAfter = _max.seq ?? null;
+  reader.register(stream);
   try {
-    await reader.add(stream);
+    // A new stream starts at the log's end: what changed before it opened is in the page it is shown with.
+    const { _max } = from === null ? await db.plantChange.aggregate({ _max: { seq: true } }) : { _max: { seq: null } };
+    const startedAfter = _max.seq ?? null;
+    await reader.start();
+    if (from === null) yield [startedAfter ?? 0, { kind: 'live' }];
     if (from !== null) {
       const replay = (await readLog(from, REPLAY_MAX + 1)).filter((row) => sees(actor, row));
       const oldest = await db.plantChange.findFirst({ orderBy: { seq: 'asc' }, select: { seq: true } });
