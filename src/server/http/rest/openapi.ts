@@ -112,7 +112,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
       const responses = operation.responses;
       const success = responses['200'];
-      if (success && Object.keys(success.content?.['application/json']?.schema ?? {}).length === 0) {
+      const successJson = success?.content?.['application/json'];
+      // A procedure with no result answers 204; an answer in another media type (the CSV export) is a 200.
+      if (success && (!success.content || successJson) && Object.keys(successJson?.schema ?? {}).length === 0) {
         delete responses['200'];
         responses['204'] = { description: success.description, headers: success.headers };
       }
