@@ -174,7 +174,12 @@ function PlantsViewInner() {
           <h1 id="plants-title" ref={headingRef} tabIndex={-1}>
             Plants
           </h1>
-          <p>{isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}</p>
+          <p>
+            {isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}{' '}
+            <span className="live-status" data-testid="live" data-state={live.live ? 'on' : 'off'} title="Changes made elsewhere appear here as they happen">
+              {live.live ? 'Live' : 'Connecting…'}
+            </span>
+          </p>
         </div>
         <div className="view-head__actions">
           <ExportButton query={query} total={data?.total} />

@@ -19,6 +19,8 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
   const [marks, setMarks] = useState<ReadonlyMap<string, LiveMark>>(new Map());
   const [elsewhere, setElsewhere] = useState(0);
   const [resync, setResync] = useState(false);
+  /** The server said the stream is registered: from then on no change is missed. */
+  const [live, setLive] = useState(false);
   const own = useRef(new Map<string, number>());
   const shown = useRef(new Set<string>());
   useLayoutEffect(() => {
@@ -26,8 +28,9 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
   }, [rows]);
 
   const subscription = trpc.plants.changes.useSubscription(undefined, {
+    onError: () => setLive(false),
     onData: ({ data: event }) => {
-      if (event.kind === 'live') return;
+      if (event.kind === 'live') return setLive(true);
       if (event.kind === 'resync') {
         setResync(true);
         return;
@@ -68,5 +71,5 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
     [rows, marks],
   );
 
-  return { marks, rows: overlaid, elsewhere, resync, clear, ownChange, status: subscription.status };
+  return { marks, rows: overlaid, elsewhere, resync, clear, ownChange, live: live && subscription.status === 'pending' };
 }
