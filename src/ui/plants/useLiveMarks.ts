@@ -71,5 +71,7 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
     [rows, marks],
   );
 
-  return { marks, rows: overlaid, elsewhere, resync, clear, ownChange, live: live && subscription.status === 'pending' };
+  // Read on every render, so the hook re-renders when it changes (tRPC tracks the fields a render reads).
+  const connected = subscription.status === 'pending';
+  return { marks, rows: overlaid, elsewhere, resync, clear, ownChange, live: live && connected };
 }

@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { chromium } from '@playwright/test';
+const { baseUrl, token } = JSON.parse(readFileSync('/tmp/av3/server.json', 'utf8'));
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const page = await browser.newPage();
+page.on('console', (m) => console.log('console:', m.type(), m.text()));
+page.on('pageerror', (e) => console.log('pageerror:', e.message));
+page.on('response', (r) => { if (r.url().includes('changes')) console.log('resp', r.status(), r.url().slice(0, 120)); });
+await page.goto(baseUrl + '/plants');
+await page.getByLabel('API token').fill(token);
+await page.getByRole('button', { name: 'Sign in' }).click();
+await page.getByTestId('signed-in-as').waitFor();
+await page.waitForTimeout(3000);
+console.log(await page.getByTestId('live').getAttribute('data-state'));
+await browser.close();
