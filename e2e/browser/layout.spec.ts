@@ -82,7 +82,7 @@ test.describe('layout at every width', () => {
     const endpoint = await fetch(`${baseURL}/api/webhooks/endpoints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `http://127.0.0.1:9/${'very-long-path/'.repeat(12)}${owner}`, events: ['plant.created', 'plant.deleted'], enabled: false, description: 'the layout sweep' }),
+      body: JSON.stringify({ url: `http://127.0.0.1:8099/${'very-long-path/'.repeat(12)}${owner}`, events: ['plant.created', 'plant.deleted'], enabled: false, description: 'the layout sweep' }),
     });
     expect(endpoint.status).toBe(200);
 

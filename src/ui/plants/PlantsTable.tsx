@@ -93,10 +93,9 @@ function Folded({ row, folded }: { row: PlantRow; folded: PlantColumn[] }) {
  */
 export function PlantsTable(props: Props) {
   const { rows, columns, sort, onSort, selection, editing, marks } = props;
-  const wrapRef = useRef<HTMLDivElement>(null);
   const tableRef = useRef<HTMLTableElement>(null);
   const idWidth = idWidthFor(rows.map((row) => row.id));
-  const fit = useColumnFit(wrapRef, plantColumnSpecs(columns, idWidth));
+  const [fit, frameRef] = useColumnFit(plantColumnSpecs(columns, idWidth));
   const shown = columns.filter((column) => fit.shown.has(column));
   const folded = columns.filter((column) => !fit.shown.has(column));
   const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), column === 'tag' ? 'tag' : 'name') });
@@ -242,7 +241,7 @@ export function PlantsTable(props: Props) {
   const ariaSort = (column: PlantColumn) => (SORTABLE[column] === sort.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined);
 
   return (
-    <div className="table-wrap" ref={wrapRef}>
+    <div className="table-wrap" ref={frameRef}>
       <table
         ref={tableRef}
         className="table table--compact plants-table"

@@ -1,6 +1,6 @@
 'use client';
 
-import { type RefObject, useLayoutEffect, useState } from 'react';
+import { useLayoutEffect, useState } from 'react';
 
 /**
  * Which columns a table shows at its current width. Each column has a width in rem (ids and dates are sized
@@ -37,17 +37,19 @@ function rootRem(): number {
   return Number.parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
 }
 
-export function useColumnFit(ref: RefObject<HTMLElement | null>, specs: readonly ColumnSpec[]): Fit {
+/** The second value is the ref for the table's frame (a callback ref: the frame may appear after the data does). */
+export function useColumnFit(specs: readonly ColumnSpec[]): [Fit, (element: HTMLElement | null) => void] {
+  const [element, ref] = useState<HTMLElement | null>(null);
   const [width, setWidth] = useState(0);
   useLayoutEffect(() => {
-    const element = ref.current;
     if (!element) return;
-    setWidth(element.clientWidth);
-    const observer = new ResizeObserver(() => setWidth(element.clientWidth));
+    const measure = () => setWidth(element.clientWidth);
+    measure();
+    const observer = new ResizeObserver(measure);
     observer.observe(element);
     return () => observer.disconnect();
-  }, [ref]);
+  }, [element]);
   // Before the first measurement every column counts as shown; the layout effect measures before paint.
   const shown = width === 0 ? new Set(specs.map((spec) => spec.id)) : fitColumns(specs, width / rootRem());
-  return { shown, width };
+  return [{ shown, width }, ref];
 }

@@ -1,7 +1,6 @@
 'use client';
 
 import { ShieldAlert } from 'lucide-react';
-import { useRef } from 'react';
 
 import type { RouterOutputs } from '@/ui/trpc';
 
@@ -30,12 +29,11 @@ const COLUMNS: ColumnSpec[] = [
 
 /** Every token, one line each where the width allows; what a narrow window folds goes under the user. */
 export function TokensTable({ tokens, busy, onRevoke }: { tokens: TokenRow[]; busy: boolean; onRevoke: (token: TokenRow) => void }) {
-  const wrapRef = useRef<HTMLDivElement>(null);
-  const fit = useColumnFit(wrapRef, COLUMNS);
+  const [fit, frameRef] = useColumnFit(COLUMNS);
   const shows = (column: string) => fit.shown.has(column);
   const now = new Date();
   return (
-    <div className="table-wrap" ref={wrapRef}>
+    <div className="table-wrap" ref={frameRef}>
       <table className="table table--compact tokens-table" aria-busy={busy} aria-labelledby="tokens-caption" data-fit-width={fit.width} data-columns={[...fit.shown].join(' ')}>
         <caption id="tokens-caption" className="sr-only">
           All tokens, oldest first

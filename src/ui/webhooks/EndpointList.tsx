@@ -2,7 +2,6 @@
 
 import { Plus, Webhook } from 'lucide-react';
 import Link from 'next/link';
-import { useRef } from 'react';
 
 import { trpc } from '@/ui/trpc';
 
@@ -25,8 +24,7 @@ const COLUMNS: ColumnSpec[] = [
 /** Every endpoint: URL (its log a click away), events, state and what waits; each with its actions. */
 export function EndpointList({ actions, onAdd }: { actions: EndpointActionHandlers; onAdd: () => void }) {
   const endpoints = trpc.webhooks.list.useQuery({}, { refetchInterval: (current) => endpointsInterval(current.state.data) });
-  const wrapRef = useRef<HTMLDivElement>(null);
-  const fit = useColumnFit(wrapRef, COLUMNS);
+  const [fit, frameRef] = useColumnFit(COLUMNS);
   const shows = (column: string) => fit.shown.has(column);
   return (
     <div className="card">
@@ -43,7 +41,7 @@ export function EndpointList({ actions, onAdd }: { actions: EndpointActionHandle
         ) : (
           <>
             {refreshFailure(endpoints, 'list')}
-            <div className="table-wrap" ref={wrapRef}>
+            <div className="table-wrap" ref={frameRef}>
               <table className="table endpoints-table" aria-busy={endpoints.isFetching} aria-labelledby="endpoints-caption" data-fit-width={fit.width} data-columns={[...fit.shown].join(' ')}>
                 <caption id="endpoints-caption" className="sr-only">
                   Webhook endpoints, oldest first

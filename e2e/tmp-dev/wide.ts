@@ -1,0 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { chromium } from '@playwright/test';
+const { baseUrl, token } = JSON.parse(readFileSync('/tmp/av3/server.json', 'utf8'));
+const [, , path = '/plants', w = '320'] = process.argv;
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: Number(w), height: 800 } });
+await page.goto(baseUrl + path);
+await page.getByLabel('API token').fill(token);
+await page.getByRole('button', { name: 'Sign in' }).click();
+await page.getByTestId('signed-in-as').waitFor();
+await page.waitForTimeout(1500);
+console.log(await page.evaluate((width) => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5).slice(0, 12).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`), Number(w)));
+await page.screenshot({ path: '/tmp/av3/wide.png' });
+await browser.close();
