@@ -1,6 +1,7 @@
 'use client';
 
 import { Plus, Webhook } from 'lucide-react';
+import { useState } from 'react';
 import Link from 'next/link';
 
 import { trpc } from '@/ui/trpc';
@@ -12,19 +13,27 @@ import { EndpointActions, type EndpointActionHandlers } from './EndpointActions'
 import { endpointsInterval, Events, HealthCell, Queue } from './endpoint-parts';
 import { webhooksHref } from './url-state';
 
-/** The URL fills; events, state and the queue leave in that order before it shrinks. */
-const COLUMNS: ColumnSpec[] = [
-  { id: 'url', width: 'fill', min: 11, priority: 100, always: true },
+/**
+ * The URL fills; events, the queue and the state leave in that order before it shrinks. On a phone the five
+ * action buttons go on two lines in a narrower column.
+ */
+const columnsFor = (narrow: boolean): ColumnSpec[] => [
+  { id: 'url', width: 'fill', min: 10, priority: 100, always: true },
   { id: 'events', width: 9.5, priority: 1 },
   { id: 'state', width: 10, priority: 3 },
   { id: 'queue', width: 7.5, priority: 2 },
-  { id: 'actions', width: 10.5, priority: 100, always: true },
+  { id: 'actions', width: narrow ? 6.5 : 10.5, priority: 100, always: true },
 ];
+const NARROW_REM = 24;
 
 /** Every endpoint: URL (its log a click away), events, state and what waits; each with its actions. */
 export function EndpointList({ actions, onAdd }: { actions: EndpointActionHandlers; onAdd: () => void }) {
   const endpoints = trpc.webhooks.list.useQuery({}, { refetchInterval: (current) => endpointsInterval(current.state.data) });
+  const [width, setWidth] = useState(0);
+  const narrow = width > 0 && width / 16 < NARROW_REM;
+  const COLUMNS = columnsFor(narrow);
   const [fit, frameRef] = useColumnFit(COLUMNS);
+  if (fit.width !== width) setWidth(fit.width);
   const shows = (column: string) => fit.shown.has(column);
   return (
     <div className="card">
@@ -48,7 +57,7 @@ export function EndpointList({ actions, onAdd }: { actions: EndpointActionHandle
                 </caption>
                 <colgroup>
                   {COLUMNS.filter((column) => shows(column.id)).map((column) => (
-                    <col key={column.id} className={`col-${column.id}`} />
+                    <col key={column.id} className={column.id === 'actions' && narrow ? 'col-actions col-actions--narrow' : `col-${column.id}`} />
                   ))}
                 </colgroup>
                 <thead>
