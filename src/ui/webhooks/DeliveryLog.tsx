@@ -9,10 +9,25 @@ import { trpc } from '@/ui/trpc';
 
 import { PagerButton } from '../PagerButton';
 import { queryFallback, refreshFailure } from '../QueryFallback';
+import { type ColumnSpec, useColumnFit } from '../table/fit';
 import { When } from '../When';
 import { DeliveryDialog, LastAttempt, NextTry, STATE_LABEL, useNow } from './delivery-parts';
 import type { DeliveryState, WebhooksQuery } from './url-state';
 import type { Retry } from './useRetry';
+
+/**
+ * The log's columns: the event fills (with what a narrow window folds under it); the next try, then the
+ * creation time, the plant, the last status and the state leave in that order.
+ */
+const LOG_COLUMNS: ColumnSpec[] = [
+  { id: 'event', width: 'fill', min: 9, priority: 100, always: true },
+  { id: 'plant', width: 9, priority: 3 },
+  { id: 'created', width: 8, priority: 2 },
+  { id: 'state', width: 8, priority: 5 },
+  { id: 'last', width: 10, priority: 4 },
+  { id: 'next', width: 6.5, priority: 1 },
+  { id: 'actions', width: 8.5, priority: 100, always: true },
+];
 
 /** Deliveries per page of the log. One more is asked for, to know whether older ones follow. */
 export const LOG_PAGE_SIZE = 20;
@@ -55,6 +70,8 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
     if (!first) void utils.webhooks.get.invalidate({ id: endpoint.id });
   }, [data, utils, endpoint.id]);
   const rows = data?.slice(0, LOG_PAGE_SIZE) ?? [];
+  const [fit, frameRef] = useColumnFit(LOG_COLUMNS);
+  const shows = (column: string) => fit.shown.has(column);
   const counts = trpc.webhooks.backlog.useQuery({ id: endpoint.id }).data?.counts;
   const total = counts === undefined ? undefined : query.state ? counts[query.state] : counts.pending + counts.delivered + counts.failed;
   const hasOlder = (data?.length ?? 0) > LOG_PAGE_SIZE;
@@ -128,92 +145,106 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
         ) : (
           <>
             {refreshFailure(deliveries, 'log')}
-            <div className="table-wrap" role="region" aria-labelledby="deliveries-caption" tabIndex={0}>
-              <table className="table deliveries-table" aria-busy={deliveries.isFetching}>
+            <div className="table-wrap" role="region" aria-labelledby="deliveries-caption" tabIndex={0} ref={frameRef}>
+              <table className="table deliveries-table" aria-busy={deliveries.isFetching} data-fit-width={fit.width} data-columns={[...fit.shown].join(' ')}>
                 <caption id="deliveries-caption" className="sr-only">
                   Deliveries to endpoint {endpoint.id}, newest first{query.state ? `, ${query.state} only` : ''}
                 </caption>
+                <colgroup>
+                  {LOG_COLUMNS.filter((column) => shows(column.id)).map((column) => (
+                    <col key={column.id} className={`col-${column.id}`} />
+                  ))}
+                </colgroup>
                 <thead>
                   <tr>
-                    <th scope="col" className="col-event">
-                      Event
-                    </th>
-                    <th scope="col" className="col-plant">
-                      Plant
-                    </th>
-                    <th scope="col" className="col-date">
-                      Created
-                    </th>
-                    <th scope="col" className="col-state">
-                      State
-                    </th>
-                    <th scope="col">Last status</th>
-                    <th scope="col" className="col-next">
-                      Next try
-                    </th>
-                    <th scope="col" className="col-actions">
+                    <th scope="col">Event</th>
+                    {shows('plant') ? <th scope="col">Plant</th> : null}
+                    {shows('created') ? <th scope="col">Created</th> : null}
+                    {shows('state') ? <th scope="col">State</th> : null}
+                    {shows('last') ? <th scope="col">Last status</th> : null}
+                    {shows('next') ? <th scope="col">Next try</th> : null}
+                    <th scope="col" className="th-actions">
                       <span className="sr-only">Actions</span>
                     </th>
                   </tr>
                 </thead>
                 <tbody>
-                  {rows.map((delivery) => (
-                    <tr key={delivery.id} data-delivery-id={delivery.id} data-state={delivery.status}>
-                      <td data-label="Event">
-                        <span className="event-cell">
-                          <code>{delivery.type}</code>
-                          <span className="muted small">#{delivery.id}</span>
+                  {rows.map((delivery) => {
+                    const state = (
+                      <span className="state-cell">
+                        <span className={`badge badge--${delivery.status}`}>{STATE_LABEL[delivery.status]}</span>
+                        <span className="muted small" data-testid="attempts">
+                          {delivery.attempts === 1 ? '1 attempt' : `${count.format(delivery.attempts)} attempts`}
                         </span>
-                      </td>
-                      <td data-label="Plant" className="id">
-                        {delivery.plantId === null ? <span className="muted">—</span> : delivery.plantId.toString()}
-                      </td>
-                      <td data-label="Created">
-                        <When date={new Date(delivery.createdAt)} />
-                      </td>
-                      <td data-label="State">
-                        <span className="state-cell">
-                          <span className={`badge badge--${delivery.status}`}>{STATE_LABEL[delivery.status]}</span>
-                          <span className="muted small" data-testid="attempts">
-                            {delivery.attempts === 1 ? '1 attempt' : `${count.format(delivery.attempts)} attempts`}
+                      </span>
+                    );
+                    const plant = delivery.plantId === null ? <span className="muted">—</span> : delivery.plantId.toString();
+                    const next = <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} />;
+                    return (
+                      <tr key={delivery.id} data-delivery-id={delivery.id} data-state={delivery.status}>
+                        <td data-label="Event">
+                          <span className="event-cell">
+                            <code>{delivery.type}</code>
+                            <span className="muted small">#{delivery.id}</span>
+                            {/* What a narrow window folded away, under the event. */}
+                            {fit.shown.size < LOG_COLUMNS.length ? (
+                              <span className="folded folded--wrap">
+                                {shows('state') ? null : state}
+                                {shows('plant') || delivery.plantId === null ? null : <span className="folded__id">plant {plant}</span>}
+                                {shows('created') ? null : <When date={new Date(delivery.createdAt)} />}
+                                {shows('next') || delivery.status !== 'pending' ? null : <span>next {next}</span>}
+                                {shows('last') ? null : <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />}
+                              </span>
+                            ) : null}
                           </span>
-                        </span>
-                      </td>
-                      <td data-label="Last status">
-                        <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />
-                      </td>
-                      <td data-label="Next try">
-                        <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} />
-                      </td>
-                      <td className="cell-actions">
-                        <div className="row-actions">
-                          {delivery.status !== 'delivered' ? (
+                        </td>
+                        {shows('plant') ? (
+                          <td data-label="Plant" className="id">
+                            {plant}
+                          </td>
+                        ) : null}
+                        {shows('created') ? (
+                          <td data-label="Created">
+                            <When date={new Date(delivery.createdAt)} />
+                          </td>
+                        ) : null}
+                        {shows('state') ? <td data-label="State">{state}</td> : null}
+                        {shows('last') ? (
+                          <td data-label="Last status">
+                            <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />
+                          </td>
+                        ) : null}
+                        {shows('next') ? <td data-label="Next try">{next}</td> : null}
+                        <td className="cell-actions">
+                          <div className="row-actions">
+                            {delivery.status !== 'delivered' ? (
+                              <button
+                                type="button"
+                                className="button button--small"
+                                aria-label={`Retry delivery ${delivery.id} now`}
+                                aria-disabled={retry.pending === delivery.id}
+                                onClick={() => {
+                                  if (retry.pending !== delivery.id) retry.run(delivery.id);
+                                }}
+                              >
+                                {retry.pending === delivery.id ? <span className="spinner" aria-hidden="true" /> : <RotateCw className="icon" aria-hidden="true" />}
+                                Retry now
+                              </button>
+                            ) : null}
                             <button
                               type="button"
-                              className="button button--small"
-                              aria-label={`Retry delivery ${delivery.id} now`}
-                              aria-disabled={retry.pending === delivery.id}
-                              onClick={() => {
-                                if (retry.pending !== delivery.id) retry.run(delivery.id);
-                              }}
+                              className="button button--small button--quiet icon-button"
+                              aria-label={`Details of delivery ${delivery.id}`}
+                              title="Details"
+                              onClick={() => setViewing(delivery.id)}
                             >
-                              {retry.pending === delivery.id ? <span className="spinner" aria-hidden="true" /> : <RotateCw className="icon" aria-hidden="true" />}
-                              Retry now
+                              <FileText className="icon" aria-hidden="true" />
                             </button>
-                          ) : null}
-                          <button
-                            type="button"
-                            className="button button--small button--quiet icon-button"
-                            aria-label={`Details of delivery ${delivery.id}`}
-                            title="Details"
-                            onClick={() => setViewing(delivery.id)}
-                          >
-                            <FileText className="icon" aria-hidden="true" />
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
+                          </div>
+                        </td>
+                      </tr>
+                    );
+                  })}
                 </tbody>
               </table>
             </div>
