@@ -86,7 +86,10 @@ test.describe('signing in', () => {
     // the token lapses (AUTH_CACHE_TTL_MS, 5 s by default): reload until then.
     const sessionEnded = page.getByText('Your session has ended: the token was revoked or has expired.', { exact: false });
     await expect(async () => {
-      if (!(await sessionEnded.isVisible())) await page.getByLabel('Search names').fill(`x${Date.now()}`, { timeout: 1_000 });
+      if (!(await sessionEnded.isVisible())) {
+        await page.getByLabel('Search names').fill(`x${Date.now()}`, { timeout: 1_000 });
+        await page.getByLabel('Search names').press('Enter', { timeout: 1_000 });
+      }
       await expect(sessionEnded).toBeVisible({ timeout: 1_000 });
     }).toPass({ timeout: 10_000 });
     await expect(page.getByTestId('signed-in-as')).toHaveCount(0);

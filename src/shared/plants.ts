@@ -145,6 +145,20 @@ export const listPlantsInput = z.object({
 export const PAGE_SIZES = [10, 25, 50, 100] as const;
 
 /**
+ * What the admin page's table sorts by, both ways; ties (and `id` itself) go by id, so every order is total
+ * and pages by key: (sort key, id). Names sort by their folded form (any case together); plants without a
+ * tag come after every tag (before them, descending); owners by user name.
+ */
+export const PLANT_SORT_KEYS = ['id', 'name', 'tag', 'owner', 'created'] as const;
+export type PlantSortKey = (typeof PLANT_SORT_KEYS)[number];
+export const plantSort = z.strictObject({
+  key: z.enum(PLANT_SORT_KEYS, { error: `sort must be one of ${PLANT_SORT_KEYS.join(', ')}` }),
+  dir: z.enum(['asc', 'desc'], { error: 'the sort direction is asc or desc' }),
+});
+export type PlantSort = z.infer<typeof plantSort>;
+export const DEFAULT_SORT: PlantSort = { key: 'id', dir: 'asc' };
+
+/**
  * One page of the admin page's table (tRPC only): keyset paging like the REST list, in both directions,
  * with the total and the position, so the page can say "26–50 of 186" and jump to the last page.
  */
@@ -158,6 +172,7 @@ export const plantPageInput = z.strictObject({
       z.strictObject({ kind: z.literal('last') }),
     ])
     .optional(),
+  sort: plantSort.optional(),
   ...plantFilters,
 });
 
@@ -199,14 +214,49 @@ export const patchPlantInput = z.strictObject(
   { error: patchError },
 );
 
-/** Bulk delete of the admin page (tRPC only): at most 100 ids at once, each answered on its own. */
-export const BULK_DELETE_MAX = 100;
-export const deletePlantsInput = z.strictObject({
-  ids: z
-    .array(int64('id'), { error: 'ids must be a list of plant ids' })
-    .min(1, { error: 'ids must hold at least one id' })
-    .max(BULK_DELETE_MAX, { error: `ids may hold at most ${BULK_DELETE_MAX} ids at once` }),
+/** Bulk changes of the admin page (tRPC only): at most this many plants per call, each answered on its own. */
+export const BULK_MAX = 500;
+const idList = z
+  .array(int64('id'), { error: 'ids must be a list of plant ids' })
+  .min(1, { error: 'ids must hold at least one id' })
+  .max(BULK_MAX, { error: `ids may hold at most ${BULK_MAX} ids at once` });
+
+/**
+ * Which plants a bulk change is about: a list of ids (what was ticked), or every plant that matched the
+ * filters when "select all" was chosen (`asOf`, the page's answer time: plants added since are left out),
+ * except the ones unticked since. The second is worked through in calls of at most BULK_MAX plants, by id
+ * (`after`), so no call costs more than a list of ids does.
+ */
+export const bulkSelection = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('ids'), ids: idList }),
+  z.strictObject({
+    kind: z.literal('matching'),
+    filters: z.strictObject(plantFilters),
+    asOf: z.date({ error: 'asOf must be a time' }),
+    except: z.array(int64('id')).max(BULK_MAX, { error: `except may hold at most ${BULK_MAX} ids` }).optional(),
+    after: int64('after').optional(),
+  }),
+]);
+export type BulkSelection = z.infer<typeof bulkSelection>;
+
+export const deletePlantsInput = z.strictObject({ selection: bulkSelection, keepForUndo: z.boolean().optional() });
+export const retagPlantsInput = z.strictObject({ selection: bulkSelection, tag: plantTag.nullable() });
+export const restorePlantsInput = z.strictObject({ ids: idList });
+
+/** The tag filter's suggestions: tags that exist (in what the caller sees), by a case-insensitive prefix. */
+export const TAG_SUGGESTIONS_MAX = 12;
+export const tagSuggestionsInput = z.strictObject({
+  prefix: filterText('prefix', TAG_MAX_LENGTH).optional(),
+  owner: plantFilters.owner,
 });
+
+/** The live feed: `lastEventId` (tRPC's, from the SSE stream) resumes after a dropped connection. */
+export const plantChangesInput = z
+  .strictObject({ lastEventId: z.string().max(40).regex(/^\d+$/, { error: 'lastEventId is a position in the feed' }).nullish() })
+  .optional();
+
+/** CSV export of the table's view (both doors): the filters and the sort, every matching plant. */
+export const exportPlantsInput = z.object({ ...plantFilters, sort: plantSort.optional() });
 
 export type Plant = z.infer<typeof plantSchema>;
 export type NewPlant = z.infer<typeof newPlantSchema>;

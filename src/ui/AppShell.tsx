@@ -9,6 +9,7 @@ import { usePathname } from 'next/navigation';
 import type { ReactNode } from 'react';
 
 import { ActivityIndicator } from './ActivityIndicator';
+import { NoticesProvider } from './notices';
 import { SessionProvider, useSession } from './session';
 import { SignIn } from './SignIn';
 import { UserText } from './UserText';
@@ -22,7 +23,9 @@ export function AppShell({ children }: { children: ReactNode }) {
   return (
     <SessionProvider>
       <ActivityIndicator />
-      <Shell>{children}</Shell>
+      <NoticesProvider>
+        <Shell>{children}</Shell>
+      </NoticesProvider>
     </SessionProvider>
   );
 }

@@ -35,7 +35,7 @@ export function useSession(): Session {
   return session;
 }
 
-const signOut = () => tokenStore.signOut({ kind: 'info', text: 'You have signed out.' });
+const signOut = () => tokenStore.signOut({ kind: 'info', text: 'You have signed out.' }, { everywhere: true });
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   return (
@@ -70,7 +70,7 @@ function SessionState({ children }: { children: ReactNode }) {
   const unreachable = token !== null && !user && me.isError && httpStatusOf(me.error) !== 401;
 
   const value = useMemo<Session>(() => {
-    if (stored === null) return { status: 'restoring', origin: 'storage', user: null, notice: null, signIn, signOut };
+    if (stored === null || stored.awaiting) return { status: 'restoring', origin: 'storage', user: null, notice: null, signIn, signOut };
     const notice: Notice | null = unreachable
       ? { kind: 'error', text: `The token could not be checked: ${problemOf(me.error).message}.` }
       : stored.notice;

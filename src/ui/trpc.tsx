@@ -1,7 +1,8 @@
 'use client';
 
 import { QueryClientProvider } from '@tanstack/react-query';
-import { httpBatchLink } from '@trpc/client';
+import { httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
+import { EventSource } from 'eventsource';
 import { createTRPCReact } from '@trpc/react-query';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { type ReactNode, useEffect, useState } from 'react';
@@ -34,15 +35,32 @@ export function TRPCReactProvider({ getToken, onUnauthorized, onTokenChange, chi
   const [trpcClient] = useState(() =>
     trpc.createClient({
       links: [
-        httpBatchLink({
-          url: TRPC_ENDPOINT,
-          // superjson carries bigint ids and Date values exactly, both ways.
-          transformer: superjson,
-          maxURLLength: 2000,
-          headers() {
-            const token = getToken();
-            return token ? { authorization: `Bearer ${token}` } : {};
-          },
+        splitLink({
+          condition: (operation) => operation.type === 'subscription',
+          // The live feed: tRPC's SSE subscription. The browser's own EventSource cannot send a header, and a
+          // token in the address would land in logs; this one (the `eventsource` package) runs on fetch, so
+          // each connection, reconnections included, carries the current token like every other call.
+          true: httpSubscriptionLink({
+            url: TRPC_ENDPOINT,
+            transformer: superjson,
+            EventSource,
+            eventSourceOptions: () => ({
+              fetch: (input, init) => {
+                const token = getToken();
+                return fetch(input, { ...init, headers: { ...init?.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+              },
+            }),
+          }),
+          false: httpBatchLink({
+            url: TRPC_ENDPOINT,
+            // superjson carries bigint ids and Date values exactly, both ways.
+            transformer: superjson,
+            maxURLLength: 2000,
+            headers() {
+              const token = getToken();
+              return token ? { authorization: `Bearer ${token}` } : {};
+            },
+          }),
         }),
       ],
     }),

@@ -20,6 +20,7 @@ import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
 import { stringifyExactJson } from './rest/exact-json';
+import { createExportRoute, EXPORT_PATH } from './rest/export';
 import { buildOpenApiDocument } from './rest/openapi';
 import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
@@ -57,6 +58,7 @@ export function createFront(options: FrontOptions) {
   const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log });
   const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
+  const serveExport = createExportRoute({ authenticate });
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -103,11 +105,19 @@ export function createFront(options: FrontOptions) {
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);
-      reply = under(pathname, DOCS_BASE_PATH)
-        ? await serveDocs(request)
-        : service
-          ? await serveService(request, service)
-          : await answerRest(request, response);
+      if (pathname === EXPORT_PATH) {
+        // A streamed CSV answer writes itself; only its refusals come back as a reply.
+        for (const [name, value] of Object.entries(corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS))) response.setHeader(name, value);
+        const refused = await serveExport(request, response);
+        if (refused === null) return;
+        reply = refused;
+      } else {
+        reply = under(pathname, DOCS_BASE_PATH)
+          ? await serveDocs(request)
+          : service
+            ? await serveService(request, service)
+            : await answerRest(request, response);
+      }
     } catch (error) {
       reply = error instanceof Refusal ? problemReply(error.problem, error.headers) : internalFailure(request, error);
     }

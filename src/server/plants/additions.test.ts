@@ -173,22 +173,43 @@ describe('plants.page (the admin table)', () => {
   });
 });
 
-describe('plants.deleteMany and plants.suggestId', () => {
+describe('plants.deleteMany, retagMany, restore and suggestId', () => {
   it("deletes what it may, and says per id what it did not (gone already, or another's)", async () => {
     const alice = await signIn('bulk-alice');
     const bob = await signIn('bulk-bob');
     for (const id of [7_001n, 7_002n]) await alice.caller.plants.create({ id, name: `p${id}` });
     await bob.caller.plants.create({ id: 7_003n, name: "Bob's" });
-    const results = await alice.caller.plants.deleteMany({ ids: [7_001n, 7_003n, 7_002n, 7_009n] });
-    expect(results).toEqual([
-      { id: 7_001n, deleted: true },
-      { id: 7_003n, deleted: false, message: expect.stringContaining('no plant with id 7003') },
-      { id: 7_002n, deleted: true },
-      { id: 7_009n, deleted: false, message: expect.stringContaining('no plant with id 7009') },
-    ]);
+    const results = await alice.caller.plants.deleteMany({ selection: { kind: 'ids', ids: [7_001n, 7_003n, 7_002n, 7_009n] } });
+    // Bob's plant and a missing one look alike: not there for Alice ("gone", which a delete counts as done).
+    expect(results).toEqual({ done: [7_001n, 7_002n], gone: [7_003n, 7_009n], nextAfter: null });
     expect(ids(await bob.caller.plants.list({ after: 7_000n }))).toEqual([7_003n]);
-    const tooMany = { ids: Array.from({ length: 101 }, (_, index) => BigInt(index)) };
+    const tooMany = { selection: { kind: 'ids' as const, ids: Array.from({ length: 501 }, (_, index) => BigInt(index)) } };
     expect(await failureOf(alice.caller.plants.deleteMany(tooMany), tooMany)).toMatchObject({ kind: 'invalidValue' });
+  });
+
+  it('works through every matching plant a call at a time, leaving out the ones unticked and those added since', async () => {
+    const carol = await signIn('bulk-carol');
+    for (let index = 0n; index < 7n; index++) await carol.caller.plants.create({ id: 7_100n + index, name: `match ${index}`, tag: index === 3n ? 'keep' : 'sweep' });
+    const { asOf } = await carol.caller.plants.page({ size: 10 });
+    await carol.caller.plants.create({ id: 7_199n, name: 'match later', tag: 'sweep' });
+    const selection = { kind: 'matching' as const, filters: { q: 'MATCH' }, asOf, except: [7_101n] };
+    const retagged = await carol.caller.plants.retagMany({ selection, tag: 'swept' });
+    expect(retagged).toEqual({ done: [7_100n, 7_102n, 7_103n, 7_104n, 7_105n, 7_106n], gone: [], nextAfter: null });
+    const deleted = await carol.caller.plants.deleteMany({ selection: { ...selection, filters: { tag: 'swept' } } });
+    expect(deleted.done).toHaveLength(6);
+    expect(ids(await carol.caller.plants.list({}))).toEqual([7_101n, 7_199n]);
+  });
+
+  it('undoes a delete made with keepForUndo, for its deleter only, as it was (owner, creation time)', async () => {
+    const dave = await signIn('undo-dave');
+    const admin = await signIn('undo-admin', 'admin');
+    await dave.caller.plants.create({ id: 7_300n, name: 'Back again', tag: 'x' });
+    const before = (await admin.caller.plants.page({ size: 10, owner: 'undo-dave' })).rows[0]!;
+    await admin.caller.plants.deleteMany({ selection: { kind: 'ids', ids: [7_300n] }, keepForUndo: true });
+    expect(await dave.caller.plants.restore({ ids: [7_300n] })).toEqual({ restored: [], taken: [], missing: [7_300n] });
+    expect(await admin.caller.plants.restore({ ids: [7_300n] })).toEqual({ restored: [7_300n], taken: [], missing: [] });
+    expect((await admin.caller.plants.page({ size: 10, owner: 'undo-dave' })).rows[0]).toEqual(before);
+    expect(await admin.caller.plants.restore({ ids: [7_300n] })).toEqual({ restored: [], taken: [], missing: [7_300n] });
   });
 
   it('proposes the id after the highest the caller sees, or a free random one when that is taken', async () => {
@@ -200,5 +221,57 @@ describe('plants.deleteMany and plants.suggestId', () => {
     const { id } = await alice.caller.plants.suggestId();
     expect(id).not.toBe(8_000_002n);
     expect(await alice.caller.plants.create({ id, name: 'suggested' })).toEqual({ id, name: 'suggested' });
+  });
+});
+
+describe('plants.page sorts and plants.tags', () => {
+  it('pages by (key, id) in both directions for every sort, with untagged plants after every tag', async () => {
+    const erin = await signIn('sort-erin');
+    const names = ['beta', 'Alpha', 'alpha', 'Gamma', 'delta', 'Beta', 'epsilon'];
+    const tags = ['b', undefined, 'a', 'c'];
+    const plants = Array.from({ length: 23 }, (_, index) => ({ id: 7_400n + BigInt((index * 7) % 23), name: names[index % names.length]!, tag: tags[index % tags.length] }));
+    for (const plant of plants) await erin.caller.plants.create({ id: plant.id, name: plant.name, ...(plant.tag ? { tag: plant.tag } : {}) });
+    const walk = async (sort: { key: 'name' | 'tag' | 'id' | 'created' | 'owner'; dir: 'asc' | 'desc' }) => {
+      const seen: bigint[] = [];
+      let page = await erin.caller.plants.page({ size: 10, sort });
+      seen.push(...page.rows.map((row) => row.id));
+      while (page.offset + page.rows.length < page.total) {
+        page = await erin.caller.plants.page({ size: 10, sort, cursor: { kind: 'after', id: page.rows[page.rows.length - 1]!.id } });
+        expect(page.offset).toBe(seen.length);
+        seen.push(...page.rows.map((row) => row.id));
+      }
+      // And back again from the end.
+      const back = await erin.caller.plants.page({ size: 10, sort, cursor: { kind: 'before', id: seen[seen.length - 3]! } });
+      expect(back.rows.map((row) => row.id)).toEqual(seen.slice(-13, -3));
+      expect(back.offset).toBe(10);
+      return seen;
+    };
+    const byId = (a: { id: bigint }, b: { id: bigint }) => (a.id < b.id ? -1 : 1);
+    const expected = (compare: (a: (typeof plants)[number], b: (typeof plants)[number]) => number) => [...plants].sort((a, b) => compare(a, b) || byId(a, b)).map((plant) => plant.id);
+    const byName = expected((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : 0));
+    const byTag = expected((a, b) => (a.tag === b.tag ? 0 : a.tag === undefined ? 1 : b.tag === undefined ? -1 : a.tag < b.tag ? -1 : 1));
+    expect(await walk({ key: 'name', dir: 'asc' })).toEqual(byName);
+    expect(await walk({ key: 'name', dir: 'desc' })).toEqual([...byName].reverse());
+    expect(await walk({ key: 'tag', dir: 'asc' })).toEqual(byTag);
+    expect(await walk({ key: 'tag', dir: 'desc' })).toEqual([...byTag].reverse());
+    expect(await walk({ key: 'id', dir: 'desc' })).toEqual(plants.map((plant) => plant.id).sort((a, b) => (a < b ? 1 : -1)));
+    // Creation times can tie within a millisecond (then by id): every plant once is what holds here.
+    expect((await walk({ key: 'created', dir: 'asc' })).sort((a, b) => (a < b ? -1 : 1))).toEqual(plants.map((plant) => plant.id).sort((a, b) => (a < b ? -1 : 1)));
+    expect(await walk({ key: 'owner', dir: 'desc' })).toEqual(plants.map((plant) => plant.id).sort((a, b) => (a < b ? 1 : -1)));
+  });
+
+  it('offers the tags that exist, most used first, by a prefix in any case', async () => {
+    const fay = await signIn('tags-fay');
+    let id = 7_500n;
+    for (const tag of ['Tropical', 'tropical', 'tropical', 'trailing', 'shade']) await fay.caller.plants.create({ id: id++, name: 'x', tag });
+    expect(await fay.caller.plants.tags({ prefix: 'TR' })).toEqual([
+      { tag: 'tropical', count: 2 },
+      { tag: 'trailing', count: 1 },
+      { tag: 'Tropical', count: 1 },
+    ]);
+    expect(await fay.caller.plants.tags({ prefix: 'tropi' })).toEqual([
+      { tag: 'tropical', count: 2 },
+      { tag: 'Tropical', count: 1 },
+    ]);
   });
 });

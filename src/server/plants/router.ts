@@ -1,9 +1,14 @@
+import { tracked } from '@trpc/server';
 import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
-import { createPlant, deletePlant, deletePlants, listPlants, listUserNames, pagePlants, suggestPlantId, updatePlant } from '@/server/plants/service';
+import { createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
 import {
   deletePlantsInput,
+  plantChangesInput,
+  restorePlantsInput,
+  retagPlantsInput,
+  tagSuggestionsInput,
   listPlantsInput,
   type ListPlantsInput,
   newPlantSchema,
@@ -15,10 +20,19 @@ import {
   type PlantPageInput,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { asTrpcError, type Context, costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { AppError } from '@/shared/errors';
 import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
+import { bulkDelete, bulkRetag } from './bulk';
+import { plantChanges } from './live/feed';
+import { pagePlants } from './page';
+import { suggestTags } from './tags';
+import { restorePlants } from './undo';
+
+/** Whose budgets a call draws on (rows, open streams): the token's, as the request limit is. */
+const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
 
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
@@ -123,11 +137,32 @@ export const plantsRouter = createTRPCRouter({
     .use(costs<PlantPageInput>(({ q }) => TABLE_PAGE_COST + searchCost(q)))
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
-  /** The admin page's bulk delete: each id answered on its own, each charged as a delete (tRPC only). */
-  deleteMany: protectedProcedure
-    .input(deletePlantsInput)
-    .use(costs<{ ids: bigint[] }>(({ ids }) => ids.length))
-    .mutation(({ ctx, input }) => deletePlants(ctx.actor, input.ids)),
+  /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
+  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, tokenKey(ctx), input.selection, input.keepForUndo)),
+
+  /** The admin page's bulk re-tag (null removes the tag), like deleteMany (tRPC only). */
+  retagMany: protectedProcedure.input(retagPlantsInput).mutation(({ ctx, input }) => bulkRetag(ctx.actor, tokenKey(ctx), input.selection, input.tag)),
+
+  /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
+  restore: protectedProcedure.input(restorePlantsInput).mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
+
+  /** The tags that exist, with counts, by a case-insensitive prefix: the tag filter's choices (tRPC only). */
+  tags: protectedProcedure.input(tagSuggestionsInput).query(({ ctx, input }) => suggestTags(ctx.actor, input)),
+
+  /**
+   * The live feed: every change to the plants the caller sees, as it commits, on any instance (tRPC's SSE
+   * subscription; `tracked` ids let a dropped connection resume where it stopped).
+   */
+  changes: protectedProcedure.input(plantChangesInput).subscription(async function* ({ ctx, input, signal }) {
+    try {
+      for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+    } catch (error) {
+      // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
+      // by the client; a bare error would read as a 500, which it retries at once, for ever).
+      if (error instanceof AppError) throw asTrpcError(error);
+      throw error;
+    }
+  }),
 
   /** An id that is free now, for the add form (tRPC only). */
   suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),

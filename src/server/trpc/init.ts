@@ -101,8 +101,16 @@ export function asTrpcError(error: AppError): TRPCError {
   return new TRPCError({ code: trpcCodeByStatus[error.status] ?? 'INTERNAL_SERVER_ERROR', message: error.message, cause: error });
 }
 
+/**
+ * Subscriptions (the plants' live feed) over SSE: a ping every 15 s keeps proxies and the server's idle
+ * timeout from closing a quiet stream, and a stream ends after a minute, when the client reconnects through
+ * the door's guards again (a revoked token stops there) and resumes with its last event id.
+ */
+export const SSE_MAX_DURATION_MS = 60_000;
+
 const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   transformer,
+  sse: { ping: { enabled: true, intervalMs: 15_000 }, maxDurationMs: SSE_MAX_DURATION_MS, client: { reconnectAfterInactivityMs: 40_000 } },
   errorFormatter({ shape, error, input, ctx }) {
     const problem = problemFromError(error, input);
     const requestId = ctx?.requestId;

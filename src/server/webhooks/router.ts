@@ -27,6 +27,7 @@ import {
   sendTestEvent,
   updateEndpoint,
 } from './service';
+import { endpointBacklog } from './backlog';
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
 const tags = ['webhooks'];
@@ -192,6 +193,14 @@ export const webhooksRouter = createTRPCRouter({
       }
       return page.deliveries;
     }),
+
+  /**
+   * The delivery log's head (tRPC only): deliveries per state, the oldest waiting ones (they go next), and
+   * with `deliveryId` how many waiting deliveries are older than that one.
+   */
+  backlog: manageWebhooks
+    .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
+    .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
 
   retry: manageWebhooks
     .meta({

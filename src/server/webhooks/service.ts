@@ -100,7 +100,7 @@ async function deliveryCounts(endpointIds?: number[]): Promise<Map<number, { pen
   return counts;
 }
 
-const noEndpoint = (id: number) => new AppError('webhookEndpointNotFound', `no webhook endpoint with id ${id}`, 'id');
+export const noEndpoint = (id: number) => new AppError('webhookEndpointNotFound', `no webhook endpoint with id ${id}`, 'id');
 
 export async function listEndpoints(): Promise<WebhookEndpoint[]> {
   const rows = await db.webhookEndpoint.findMany({ orderBy: { id: 'asc' }, select: endpointColumns });
@@ -207,7 +207,7 @@ export function signingSecrets(
   return secrets;
 }
 
-const deliveryColumns = {
+export const deliveryColumns = {
   id: true,
   endpointId: true,
   eventId: true,
@@ -255,7 +255,7 @@ function plantIdOf(type: string, payload: string): bigint | null {
   }
 }
 
-function toDelivery(row: DeliveryRow): WebhookDelivery {
+export function toDelivery(row: DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     endpointId: row.endpointId,

@@ -1,30 +1,34 @@
 'use client';
 
 import { keepPreviousData } from '@tanstack/react-query';
-import { type ColumnDef, flexRender, getCoreRowModel, type RowSelectionState, useReactTable } from '@tanstack/react-table';
-import { ChevronFirst, ChevronLast, ChevronLeft, ChevronRight, Leaf, Plus, Search, Trash2, X } from 'lucide-react';
+import { Leaf, Plus, RefreshCw } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
-import { type FormEvent, Suspense, useEffect, useMemo, useRef, useState } from 'react';
+import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { PAGE_SIZES, type Plant, type PlantRow } from '@/shared/plants';
-import { type RouterOutputs, trpc } from '@/ui/trpc';
+import { BULK_MAX, type PlantRow } from '@/shared/plants';
+import { trpc } from '@/ui/trpc';
 
-import { ConfirmDialog } from '../ConfirmDialog';
-import { PagerButton } from '../PagerButton';
 import { takeHeadingFocus } from '../focus';
-import { problemOf } from '../problems';
+import { useNotices } from '../notices';
 import { queryFallback, refreshFailure } from '../QueryFallback';
 import { useSession } from '../session';
-import { UserText } from '../UserText';
 import { AddPlantDialog } from './AddPlantDialog';
-import { EditRow, RowActions } from './rows';
-import { type Cursor, hasFilters, type PageSize, plantsHref, type PlantsQuery, readPlantsQuery, sameCursor } from './url-state';
-
-type Page = RouterOutputs['plants']['page'];
-type BulkOutcome = { deleted: number; failed: { plant: PlantRow; message: string }[] };
-
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const count = new Intl.NumberFormat();
+import { BulkBar } from './BulkBar';
+import { ColumnChooser } from './ColumnChooser';
+import { useHiddenColumns } from './column-prefs';
+import { OPTIONAL_COLUMNS, type PlantColumn } from './columns';
+import { DeleteDialog, type Deleting } from './DeleteDialog';
+import type { EditOutcome } from './EditRow';
+import { ExportButton } from './ExportButton';
+import { Pager } from './Pager';
+import { type Editing, PlantsTable } from './PlantsTable';
+import { RetagDialog } from './RetagDialog';
+import { Toolbar } from './Toolbar';
+import { type Cursor, hasFilters, plantsHref, type PlantsQuery, readPlantsQuery, sameCursor } from './url-state';
+import { useLiveMarks } from './useLiveMarks';
+import { usePlantNotices } from './usePlantNotices';
+import { asBulkSelection, useSelection } from './useSelection';
+import { useBulkRunner } from './useBulk';
 
 /** The plants view. Its address holds its state (url-state.ts); reading it needs a Suspense boundary in a static export. */
 export function PlantsView() {
@@ -49,16 +53,34 @@ function PlantsViewInner() {
   const query = useMemo(() => readPlantsQuery(new URLSearchParams(searchParams.toString())), [searchParams]);
   const headingRef = useRef<HTMLHeadingElement>(null);
   useEffect(() => takeHeadingFocus(headingRef.current), []);
+  const notices = useNotices();
 
-  const go = (next: PlantsQuery, how: 'push' | 'replace' = 'push') => router[how](plantsHref(next), { scroll: false });
-
-  const input = {
-    size: query.size,
-    ...(query.cursor ? { cursor: query.cursor } : {}),
-    ...(query.q ? { q: query.q } : {}),
-    ...(query.tag ? { tag: query.tag } : {}),
-    ...(query.owner && isAdmin ? { owner: query.owner } : {}),
+  // An edit with changes is never dropped silently: moving away first asks the person to save or cancel it.
+  const [editing, setEditing] = useState<Editing | null>(null);
+  const dirty = useRef(false);
+  const onEditDirty = useCallback((value: boolean) => {
+    dirty.current = value;
+  }, []);
+  const blockedByEdit = () => {
+    if (!editing || !dirty.current) return false;
+    notices.show({ kind: 'warning', key: 'edit', content: 'Save the row you are editing (Enter) or cancel it (Escape) first: its changes are not saved yet.' });
+    document.getElementById(`edit-plant-${editing.id.toString()}-${editing.column}`)?.focus();
+    return true;
   };
+  const go = (next: PlantsQuery, how: 'push' | 'replace' = 'push') => {
+    if (how === 'push' && blockedByEdit()) return;
+    router[how](plantsHref(next), { scroll: false });
+  };
+
+  // What the address says that the view cannot show (size=33, a 300-character q) leaves the address.
+  useEffect(() => {
+    const search = searchParams.toString();
+    const shown = plantsHref(query);
+    if (`/plants${search ? `?${search}` : ''}` !== shown) router.replace(shown, { scroll: false });
+  }, [searchParams, query, router]);
+
+  const filters = { ...(query.q ? { q: query.q } : {}), ...(query.tag ? { tag: query.tag } : {}), ...(query.owner && isAdmin ? { owner: query.owner } : {}) };
+  const input = { size: query.size, sort: query.sort, ...(query.cursor ? { cursor: query.cursor } : {}), ...filters };
   const page = trpc.plants.page.useQuery(input, { placeholderData: keepPreviousData });
   const data = page.data;
   const turning = page.isPlaceholderData;
@@ -70,216 +92,124 @@ function PlantsViewInner() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [data, turning]);
 
-  const [adding, setAdding] = useState(false);
-  const [status, setStatus] = useState('');
-  const [editingId, setEditingId] = useState<bigint | null>(null);
-  const [confirming, setConfirming] = useState<PlantRow[] | null>(null);
-  const [outcome, setOutcome] = useState<BulkOutcome | null>(null);
-  const [rowSelection, setRowSelection] = useState<RowSelectionState>({});
-  const [failedIds, setFailedIds] = useState<Set<string>>(new Set());
-  const utils = trpc.useUtils();
-
-  // A new page, filter or size starts with nothing selected and nothing being edited.
+  const live = useLiveMarks(data?.rows ?? []);
   const pageKey = plantsHref(query);
-  useEffect(() => {
-    setRowSelection({});
-    setEditingId(null);
-  }, [pageKey]);
-
-  const remove = trpc.plants.deleteMany.useMutation({
-    onSuccess: (results, { ids }) => {
-      const rows = new Map((data?.rows ?? []).map((row) => [row.id, row]));
-      const failed = results.flatMap((result) => (result.deleted ? [] : [{ plant: rows.get(result.id) ?? { id: result.id, name: '' }, message: result.message }]));
-      const deleted = results.length - failed.length;
-      setFailedIds(new Set(failed.map((failure) => failure.plant.id.toString())));
-      setOutcome(failed.length > 0 ? { deleted, failed } : null);
-      setStatus(
-        failed.length > 0
-          ? ''
-          : ids.length === 1
-            ? `Deleted the plant with id ${ids[0]!.toString()}.`
-            : `Deleted ${count.format(deleted)} plants.`,
-      );
-      setRowSelection({});
-      headingRef.current?.focus();
-    },
-    onError: (error) => {
-      const problem = problemOf(error);
-      if (problem.status !== 401) setOutcome({ deleted: 0, failed: (confirming ?? []).map((plant) => ({ plant, message: problem.message })) });
-    },
-    onSettled: () => utils.plants.page.invalidate(),
-  });
-
-  const columns = useMemo<ColumnDef<PlantRow>[]>(() => {
-    const list: ColumnDef<PlantRow>[] = [
-      {
-        id: 'select',
-        meta: { className: 'col-select', cellClassName: 'cell-select' },
-        header: ({ table }) => (
-          <input
-            type="checkbox"
-            aria-label="Select every plant on this page"
-            checked={table.getIsAllRowsSelected()}
-            ref={(element) => {
-              if (element) element.indeterminate = table.getIsSomeRowsSelected();
-            }}
-            onChange={table.getToggleAllRowsSelectedHandler()}
-          />
-        ),
-        cell: ({ row }) => (
-          <input
-            type="checkbox"
-            aria-label={`Select plant ${row.original.name} (id ${row.original.id})`}
-            checked={row.getIsSelected()}
-            onChange={row.getToggleSelectedHandler()}
-          />
-        ),
-      },
-      { id: 'id', header: 'Id', meta: { className: 'col-id', cellClassName: 'id', label: 'Id' }, cell: ({ row }) => row.original.id.toString() },
-      {
-        id: 'name',
-        header: 'Name',
-        meta: { className: 'col-name', cellClassName: 'name', label: 'Name' },
-        cell: ({ row }) => <UserText clamp>{row.original.name}</UserText>,
-      },
-      {
-        id: 'tag',
-        header: 'Tag',
-        meta: { className: 'col-tag', cellClassName: 'tag', label: 'Tag' },
-        cell: ({ row }) =>
-          row.original.tag === undefined ? (
-            <span className="muted">—</span>
-          ) : (
-            <span className="tag-chip">
-              <UserText clamp>{row.original.tag}</UserText>
-            </span>
-          ),
-      },
-    ];
-    if (isAdmin) {
-      list.push(
-        {
-          id: 'owner',
-          header: 'Owner',
-          meta: { className: 'col-owner', cellClassName: 'owner', label: 'Owner' },
-          cell: ({ row }) => <UserText clamp>{row.original.owner ?? ''}</UserText>,
-        },
-        {
-          id: 'created',
-          header: 'Created',
-          meta: { className: 'col-created', cellClassName: 'created', label: 'Created' },
-          cell: ({ row }) => (row.original.createdAt ? <time dateTime={row.original.createdAt.toISOString()}>{dateFormat.format(row.original.createdAt)}</time> : null),
-        },
-      );
-    }
-    list.push({
-      id: 'actions',
-      header: () => <span className="sr-only">Actions</span>,
-      meta: { className: 'col-actions', cellClassName: 'cell-actions' },
-      cell: ({ row }) => <RowActions plant={row.original} onEdit={() => setEditingId(row.original.id)} onDelete={() => setConfirming([row.original])} />,
-    });
-    return list;
-  }, [isAdmin]);
-
-  // TanStack Table hands out functions whose results change without new identities; the React Compiler
-  // therefore leaves this component alone, which is what this line acknowledges.
-  // eslint-disable-next-line react-hooks/incompatible-library
-  const table = useReactTable({
-    data: data?.rows ?? [],
-    columns,
-    getCoreRowModel: getCoreRowModel(),
-    getRowId: (row) => row.id.toString(),
-    enableRowSelection: true,
-    state: { rowSelection },
-    onRowSelectionChange: setRowSelection,
-  });
-  const selected = table.getSelectedRowModel().rows.map((row) => row.original);
-
-  function deleteNow(plants: PlantRow[]) {
-    setConfirming(null);
-    setOutcome(null);
-    setStatus('');
-    remove.mutate({ ids: plants.map((plant) => plant.id) });
+  // Another page, sort or filter: nothing is being edited and no mark of the old rows stays.
+  const [shownKey, setShownKey] = useState(pageKey);
+  if (shownKey !== pageKey) {
+    setShownKey(pageKey);
+    setEditing(null);
+    live.clear();
   }
+
+  const selection = useSelection(JSON.stringify(filters));
+  const bulk = useBulkRunner();
+  const actions = usePlantNotices(live.ownChange);
+  const [hidden, setHidden] = useHiddenColumns();
+  const [adding, setAdding] = useState(false);
+  const [deleting, setDeleting] = useState<Deleting | null>(null);
+  const [retagging, setRetagging] = useState(false);
+
+  const rows = live.rows;
+  const available = (isAdmin ? OPTIONAL_COLUMNS : OPTIONAL_COLUMNS.filter((column) => column !== 'owner' && column !== 'created')) as readonly (typeof OPTIONAL_COLUMNS)[number][];
+  const columns: PlantColumn[] = ['select', ...available.filter((column) => column === 'id' && !hidden.has(column)), 'name', ...available.filter((column) => column !== 'id' && !hidden.has(column)), 'actions'];
+  const pageSelected = rows.filter((row) => selection.isSelected(row.id)).length;
+  const selectionView = {
+    isSelected: selection.isSelected,
+    toggle: selection.toggle,
+    page: pageSelected === 0 ? 'none' : pageSelected === rows.length ? 'all' : 'some',
+    togglePage: () => selection.setPage(rows, pageSelected !== rows.length),
+  } as const;
 
   const from = data && data.rows.length > 0 ? data.offset + 1 : 0;
   const to = data ? data.offset + data.rows.length : 0;
-  const atStart = !data || data.offset === 0;
-  const atEnd = !data || to >= data.total;
   const turnTo = (cursor: Cursor | undefined) => {
     if (!turning) go({ ...query, cursor });
   };
-  const firstRow = data?.rows[0];
-  const lastRow = data?.rows[data.rows.length - 1];
+
+  async function runDelete(target: Deleting) {
+    setDeleting(null);
+    headingRef.current?.focus();
+    if (target.kind === 'rows') {
+      live.ownChange(target.rows.map((row) => row.id));
+      const keepForUndo = target.rows.length <= BULK_MAX;
+      const result = await bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length);
+      actions.deleted(target.rows, result, keepForUndo);
+    } else {
+      const result = await bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count);
+      actions.deletedMatching(result);
+    }
+    selection.clear();
+  }
+
+  async function runRetag(tag: string | null) {
+    setRetagging(false);
+    const selected = asBulkSelection(selection.selected);
+    if (selected.kind === 'ids') live.ownChange(selected.ids);
+    const result = await bulk.run({ kind: 'retag', tag }, selected, selection.count);
+    actions.retagged(tag, result);
+    selection.clear();
+  }
+
+  function onEditDone(outcome: EditOutcome) {
+    const was = editing;
+    setEditing(null);
+    dirty.current = false;
+    if (outcome) actions.renamed(outcome);
+    // The cursor goes back to the row it left, once the row is a row again (the table does it after rendering).
+    if (was) restoreFocus.current = { row: was.id.toString(), column: was.column };
+  }
+  const restoreFocus = useRef<{ row: string; column: string } | null>(null);
+
+  const onEdit = (id: bigint, column: 'name' | 'tag') => {
+    if (editing?.id === id) return;
+    if (blockedByEdit()) return;
+    setEditing({ id, column });
+  };
 
   return (
-    <section aria-labelledby="plants-title">
+    <section aria-labelledby="plants-title" className="plants-view">
       <div className="view-head">
         <div>
           <h1 id="plants-title" ref={headingRef} tabIndex={-1}>
             Plants
           </h1>
-          <p>{isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}</p>
+          <p>
+            {isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}{' '}
+            <span className="live-status" data-testid="live" data-state={live.live ? 'on' : 'off'} title="Changes made elsewhere appear here as they happen">
+              {live.live ? 'Live' : 'Connecting…'}
+            </span>
+          </p>
         </div>
-        <button type="button" className="button button--primary" onClick={() => setAdding(true)}>
-          <Plus className="icon" aria-hidden="true" />
-          Add plant
-        </button>
+        <div className="view-head__actions">
+          <ExportButton query={query} total={data?.total} />
+          <ColumnChooser available={available} hidden={hidden} onChange={setHidden} />
+          <button type="button" className="button button--primary" onClick={() => setAdding(true)}>
+            <Plus className="icon" aria-hidden="true" />
+            Add plant
+          </button>
+        </div>
       </div>
 
-      <p className="sr-only" role="status">
-        {status}
-      </p>
-      {status ? (
-        <p className="notice notice--success" aria-hidden="true">
-          {status}
-        </p>
-      ) : null}
-
-      {outcome ? (
-        <div className="notice notice--error" role="alert">
-          <div className="notice__body">
-            <p>
-              {outcome.deleted > 0
-                ? `${count.format(outcome.deleted)} of ${count.format(outcome.deleted + outcome.failed.length)} plants were deleted. These were not:`
-                : outcome.failed.length === 1
-                  ? 'This plant was not deleted:'
-                  : 'These plants were not deleted:'}
-            </p>
-            <ul>
-              {outcome.failed.map(({ plant, message }) => (
-                <li key={plant.id.toString()}>
-                  {plant.name ? (
-                    <>
-                      “<UserText>{plant.name}</UserText>”{' '}
-                    </>
-                  ) : null}
-                  (id {plant.id.toString()}): {message}.
-                </li>
-              ))}
-            </ul>
-            <div className="notice__actions">
-              <button type="button" className="button button--small" onClick={() => setOutcome(null)}>
-                Dismiss
-              </button>
-            </div>
-          </div>
-        </div>
-      ) : null}
-
       <div className="card">
-        <Toolbar query={query} isAdmin={isAdmin} onChange={go} />
-
-        {selected.length > 0 ? (
-          <div className="bulkbar" role="region" aria-label="Selected plants">
-            <p>{selected.length === 1 ? '1 plant selected' : `${count.format(selected.length)} plants selected`}</p>
-            <button type="button" className="button button--small button--danger-quiet" onClick={() => setConfirming(selected)}>
-              <Trash2 className="icon" aria-hidden="true" />
-              Delete selected
-            </button>
-            <button type="button" className="button button--small button--quiet" onClick={() => setRowSelection({})}>
-              <X className="icon" aria-hidden="true" />
-              Clear selection
+        <Toolbar query={query} isAdmin={isAdmin} onChange={(next) => go(next)} />
+        {live.elsewhere > 0 || live.resync ? (
+          <div className="live-banner" role="status">
+            <p>
+              {live.resync
+                ? 'Many plants changed meanwhile.'
+                : `${live.elsewhere === 1 ? '1 plant was' : `${live.elsewhere} plants were`} added, changed or deleted elsewhere, outside what this page shows.`}
+            </p>
+            <button
+              type="button"
+              className="button button--small"
+              onClick={() => {
+                live.clear();
+                void page.refetch();
+              }}
+            >
+              <RefreshCw className="icon" aria-hidden="true" />
+              Refresh
             </button>
           </div>
         ) : null}
@@ -287,11 +217,11 @@ function PlantsViewInner() {
         {queryFallback(page, 'plants') ??
           (data && data.total === 0 ? (
             <div className="empty">
-              <Leaf aria-hidden="true" />
+              <Leaf className="empty__icon" aria-hidden="true" />
               {hasFilters(query) ? (
                 <>
                   <p>No plants match these filters.</p>
-                  <button type="button" className="button" onClick={() => go({ size: query.size })}>
+                  <button type="button" className="button" onClick={() => go({ size: query.size, sort: query.sort })}>
                     Clear filters
                   </button>
                 </>
@@ -308,78 +238,47 @@ function PlantsViewInner() {
           ) : (
             <>
               {refreshFailure(page, 'list')}
-              <div className="table-wrap">
-                <table className="table plants-table" aria-busy={page.isFetching} aria-labelledby="plants-caption">
-                  <caption id="plants-caption" className="sr-only">
-                    Plants {from}–{to} of {data?.total ?? 0}, by id
-                  </caption>
-                  <thead>
-                    {table.getHeaderGroups().map((group) => (
-                      <tr key={group.id}>
-                        {group.headers.map((header) => (
-                          <th key={header.id} scope="col" className={(header.column.columnDef.meta as ColumnMeta | undefined)?.className}>
-                            {flexRender(header.column.columnDef.header, header.getContext())}
-                          </th>
-                        ))}
-                      </tr>
-                    ))}
-                  </thead>
-                  <tbody>
-                    {table.getRowModel().rows.map((row) =>
-                      row.original.id === editingId ? (
-                        <EditRow
-                          key={row.id}
-                          plant={row.original}
-                          columns={table.getVisibleLeafColumns().map((column) => column.id)}
-                          onDone={(saved?: Plant) => {
-                            setEditingId(null);
-                            if (saved) setStatus(`Saved plant “${saved.name}” (id ${saved.id.toString()}).`);
-                          }}
-                        />
-                      ) : (
-                        <tr
-                          key={row.id}
-                          data-plant-id={row.id}
-                          aria-selected={row.getIsSelected()}
-                          className={failedIds.has(row.id) ? 'row--failed' : undefined}
-                        >
-                          {row.getVisibleCells().map((cell) => {
-                            const meta = cell.column.columnDef.meta as ColumnMeta | undefined;
-                            return (
-                              <td key={cell.id} className={meta?.cellClassName} data-label={meta?.label}>
-                                {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                              </td>
-                            );
-                          })}
-                        </tr>
-                      ),
-                    )}
-                  </tbody>
-                </table>
-              </div>
-              <nav className={(data?.rows.length ?? 0) > 25 ? 'pager pager--sticky' : 'pager'} aria-label="Plant pages">
-                <p className="pager__range" aria-live="polite" data-testid="plants-range">
-                  <strong>
-                    {count.format(from)}–{count.format(to)}
-                  </strong>{' '}
-                  of <strong>{count.format(data?.total ?? 0)}</strong>
-                  {turning ? ' (loading…)' : ''}
-                </p>
-                <div className="pager__buttons">
-                  <SizeSelect size={query.size} onChange={(size) => go({ ...query, size, cursor: undefined })} />
-                  <PagerButton label="First page" disabled={atStart} onClick={() => turnTo(undefined)} icon={ChevronFirst} />
-                  <PagerButton
-                    label="Previous page"
-                    disabled={atStart || !firstRow}
-                    onClick={() => firstRow && turnTo({ kind: 'before', id: firstRow.id })}
-                    icon={ChevronLeft}
-                  />
-                  <PagerButton label="Next page" disabled={atEnd || !lastRow} onClick={() => lastRow && turnTo({ kind: 'after', id: lastRow.id })} icon={ChevronRight} />
-                  <PagerButton label="Last page" disabled={atEnd} onClick={() => turnTo({ kind: 'last' })} icon={ChevronLast} />
-                </div>
-              </nav>
+              <PlantsTable
+                rows={rows}
+                columns={columns}
+                sort={query.sort}
+                onSort={(sort) => go({ ...query, sort, cursor: undefined })}
+                selection={selectionView}
+                editing={editing}
+                onEdit={onEdit}
+                onEditDone={onEditDone}
+                onEditDirty={onEditDirty}
+                onSaving={(id) => live.ownChange([id])}
+                onDelete={(row) => setDeleting({ kind: 'rows', rows: [row] })}
+                marks={live.marks}
+                caption={`Plants ${from}–${to} of ${data?.total ?? 0}, by ${query.sort.key} ${query.sort.dir === 'asc' ? 'ascending' : 'descending'}`}
+                busy={page.isFetching}
+                restoreFocus={restoreFocus}
+              />
+              <Pager
+                from={from}
+                to={to}
+                total={data?.total ?? 0}
+                loading={turning}
+                size={query.size}
+                firstId={data?.rows[0]?.id}
+                lastId={data?.rows[data.rows.length - 1]?.id}
+                onSize={(size) => go({ ...query, size, cursor: undefined })}
+                onTurn={turnTo}
+              />
             </>
           ))}
+        <BulkBar
+          selected={selection.count}
+          matching={selection.selected.kind === 'matching' ? selection.selected.total : null}
+          pageAllSelected={rows.length > 0 && pageSelected === rows.length}
+          total={data?.total ?? 0}
+          progress={bulk.progress}
+          onSelectAll={() => data && selection.selectAllMatching(filters, data.asOf, data.total)}
+          onDelete={() => !bulk.progress && setDeleting(selection.selected.kind === 'ids' ? { kind: 'rows', rows: [...selection.selected.rows.values()] } : { kind: 'matching', count: selection.count })}
+          onRetag={() => !bulk.progress && setRetagging(true)}
+          onClear={() => !bulk.progress && selection.clear()}
+        />
       </div>
 
       {adding ? (
@@ -387,144 +286,15 @@ function PlantsViewInner() {
           onCancel={() => setAdding(false)}
           onAdded={(plant) => {
             setAdding(false);
-            setOutcome(null);
-            setStatus(`Added plant “${plant.name}” with id ${plant.id.toString()}${plant.tag ? `, tag “${plant.tag}”` : ''}.`);
+            live.ownChange([plant.id]);
+            actions.added(plant);
           }}
         />
       ) : null}
-
-      {confirming ? (
-        <ConfirmDialog
-          title={confirming.length === 1 ? 'Delete this plant?' : `Delete ${count.format(confirming.length)} plants?`}
-          confirmLabel={confirming.length === 1 ? 'Delete plant' : `Delete ${count.format(confirming.length)} plants`}
-          onConfirm={() => deleteNow(confirming)}
-          onCancel={() => setConfirming(null)}
-        >
-          {confirming.length === 1 ? (
-            <p>
-              “<UserText>{confirming[0]!.name}</UserText>” (id {confirming[0]!.id.toString()}) will be removed from the store. This cannot be undone.
-            </p>
-          ) : (
-            <>
-              <p>These plants will be removed from the store. This cannot be undone.</p>
-              <ul>
-                {confirming.map((plant) => (
-                  <li key={plant.id.toString()}>
-                    “<UserText>{plant.name}</UserText>” (id {plant.id.toString()})
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-        </ConfirmDialog>
-      ) : null}
+      {deleting ? <DeleteDialog deleting={deleting} onConfirm={() => void runDelete(deleting)} onCancel={() => setDeleting(null)} /> : null}
+      {retagging ? <RetagDialog selected={selection.count} onRetag={(tag) => void runRetag(tag)} onCancel={() => setRetagging(false)} /> : null}
     </section>
   );
 }
 
-type ColumnMeta = { className?: string; cellClassName?: string; label?: string };
-
-function SizeSelect({ size, onChange }: { size: PageSize; onChange: (size: PageSize) => void }) {
-  return (
-    <>
-      <label htmlFor="page-size" className="sr-only">
-        Plants per page
-      </label>
-      <select id="page-size" value={size} onChange={(event) => onChange(Number(event.target.value) as PageSize)}>
-        {PAGE_SIZES.map((option) => (
-          <option key={option} value={option}>
-            {option} per page
-          </option>
-        ))}
-      </select>
-    </>
-  );
-}
-
-/**
- * Search and filters. Typing waits for a pause before it changes the address (replacing, so Back is not a
- * list of keystrokes); Enter applies at once; the owner choice applies at once.
- */
-function Toolbar({ query, isAdmin, onChange }: { query: PlantsQuery; isAdmin: boolean; onChange: (next: PlantsQuery, how?: 'push' | 'replace') => void }) {
-  const [q, setQ] = useState(query.q ?? '');
-  const [tag, setTag] = useState(query.tag ?? '');
-  const owners = trpc.plants.owners.useQuery(undefined, { enabled: isAdmin, staleTime: 60_000 });
-
-  // Back, Forward or a link changed the address: the inputs show what it says. What this form applied
-  // itself is not written back, so text typed since is never overwritten by an older address.
-  const [seen, setSeen] = useState({ q: query.q, tag: query.tag });
-  const [applied, setApplied] = useState({ q: query.q, tag: query.tag });
-  if (seen.q !== query.q || seen.tag !== query.tag) {
-    setSeen({ q: query.q, tag: query.tag });
-    if (query.q !== applied.q) setQ(query.q ?? '');
-    if (query.tag !== applied.tag) setTag(query.tag ?? '');
-    setApplied({ q: query.q, tag: query.tag });
-  }
-
-  const apply = (how: 'push' | 'replace') => {
-    const wantQ = q.trim() === '' ? undefined : q;
-    const wantTag = tag === '' ? undefined : tag;
-    if (wantQ === query.q && wantTag === query.tag) return;
-    setApplied({ q: wantQ, tag: wantTag });
-    onChange({ ...query, q: wantQ, tag: wantTag, cursor: undefined }, how);
-  };
-
-  // A pause in typing applies the text.
-  useEffect(() => {
-    const timer = setTimeout(() => apply('replace'), 350);
-    return () => clearTimeout(timer);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [q, tag]);
-
-  function onSubmit(event: FormEvent) {
-    event.preventDefault();
-    apply('push');
-  }
-
-  return (
-    <form className="toolbar" role="search" aria-label="Find plants" onSubmit={onSubmit}>
-      <div className="field field--search">
-        <label htmlFor="plants-q">Search names</label>
-        <div className="search-input">
-          <Search className="icon" aria-hidden="true" />
-          <input id="plants-q" type="search" value={q} maxLength={200} placeholder="Name contains…" onChange={(event) => setQ(event.target.value)} />
-        </div>
-      </div>
-      <div className="field">
-        <label htmlFor="plants-tag">Tag</label>
-        <input id="plants-tag" value={tag} maxLength={100} placeholder="Exactly this tag" onChange={(event) => setTag(event.target.value)} />
-      </div>
-      {isAdmin ? (
-        <div className="field">
-          <label htmlFor="plants-owner">Owner</label>
-          <select
-            id="plants-owner"
-            value={query.owner ?? ''}
-            onChange={(event) => onChange({ ...query, owner: event.target.value || undefined, cursor: undefined })}
-          >
-            <option value="">Anyone</option>
-            {query.owner && !owners.data?.some((owner) => owner.name === query.owner) ? <option value={query.owner}>{query.owner}</option> : null}
-            {(owners.data ?? []).map((owner) => (
-              <option key={owner.name} value={owner.name}>
-                {owner.name}
-              </option>
-            ))}
-          </select>
-        </div>
-      ) : null}
-      <button type="submit" className="sr-only" tabIndex={-1}>
-        Apply filters
-      </button>
-      {hasFilters(query) ? (
-        <div className="toolbar__actions">
-          <button type="button" className="button button--quiet" onClick={() => onChange({ size: query.size })}>
-            <X className="icon" aria-hidden="true" />
-            Clear filters
-          </button>
-        </div>
-      ) : null}
-    </form>
-  );
-}
-
-export type { Page };
+export type { PlantRow };

@@ -1,12 +1,13 @@
-import { INT64_MAX, INT64_MIN, PAGE_SIZES, type PlantPageInput } from '@/shared/plants';
+import { DEFAULT_SORT, INT64_MAX, INT64_MIN, PAGE_SIZES, PLANT_SORT_KEYS, type PlantPageInput, type PlantSort, type PlantSortKey } from '@/shared/plants';
 
 /**
  * The plants view's state lives in its address, so a reload, Back and a shared link land on the same view:
  *
- *   /plants?q=fern&tag=shade&owner=alice&size=50&after=123     (or before=ID, or page=last)
+ *   /plants?q=fern&tag=shade&owner=alice&sort=name&dir=desc&size=50&after=123     (or before=ID, or page=last)
  *
- * Anything unreadable in the address is ignored (the view falls back to its default) rather than shown as
- * an error: an address is not a form.
+ * Anything unreadable in the address (`size=33`, a 300-character `q`) is dropped (the view falls back to its
+ * default) rather than shown as an error: an address is not a form. The view then writes the address it
+ * really shows (`plantsHref` of what was read), so what stays in the address is what is on the screen.
  */
 export type PageSize = (typeof PAGE_SIZES)[number];
 export const DEFAULT_PAGE_SIZE: PageSize = 25;
@@ -18,6 +19,7 @@ export type PlantsQuery = {
   tag?: string;
   owner?: string;
   size: PageSize;
+  sort: PlantSort;
   cursor?: Cursor;
 };
 
@@ -44,7 +46,13 @@ export function readPlantsQuery(params: URLSearchParams): PlantsQuery {
         : before !== undefined
           ? { kind: 'before', id: before }
           : undefined;
+  const key = params.get('sort');
+  const sort: PlantSort = {
+    key: (PLANT_SORT_KEYS as readonly string[]).includes(key ?? '') ? (key as PlantSortKey) : DEFAULT_SORT.key,
+    dir: params.get('dir') === 'desc' ? 'desc' : 'asc',
+  };
   return {
+    sort,
     q: readText(params.get('q'), 200),
     tag: readText(params.get('tag'), 100),
     owner: readText(params.get('owner'), 64),
@@ -58,6 +66,8 @@ export function plantsHref(query: PlantsQuery): string {
   if (query.q) params.set('q', query.q);
   if (query.tag) params.set('tag', query.tag);
   if (query.owner) params.set('owner', query.owner);
+  if (query.sort.key !== DEFAULT_SORT.key) params.set('sort', query.sort.key);
+  if (query.sort.dir !== 'asc') params.set('dir', query.sort.dir);
   if (query.size !== DEFAULT_PAGE_SIZE) params.set('size', String(query.size));
   if (query.cursor?.kind === 'last') params.set('page', 'last');
   else if (query.cursor) params.set(query.cursor.kind, query.cursor.id.toString());

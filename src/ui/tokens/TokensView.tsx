@@ -14,7 +14,7 @@ import { asSentence, problemOf } from '../problems';
 import { queryFallback } from '../QueryFallback';
 import { useSession } from '../session';
 import { UserText } from '../UserText';
-import { formatFullDate, When } from '../When';
+import { TokensTable } from './TokensTable';
 
 type TokenRow = RouterOutputs['tokens']['list'][number];
 type Issued = RouterOutputs['tokens']['create'];
@@ -24,12 +24,6 @@ type Role = TokenRow['role'];
 function userNameProblem(text: string): string | null {
   const result = userNameSchema.safeParse(text);
   return result.success ? null : (result.error.issues[0]?.message ?? 'user name is not valid');
-}
-
-function stateOf(token: TokenRow, now: Date): 'active' | 'revoked' | 'expired' {
-  if (token.revokedAt) return 'revoked';
-  if (token.expiresAt && token.expiresAt <= now) return 'expired';
-  return 'active';
 }
 
 export function TokensView() {
@@ -111,7 +105,6 @@ function TokensAdmin() {
     create.mutate({ userName: userName.trim(), role });
   }
 
-  const now = new Date();
   const lastAdminToken = tokens.data?.find((token) => token.lastAdminToken);
   return (
     <section className="tokens stack" aria-labelledby="tokens-title">
@@ -216,90 +209,14 @@ function TokensAdmin() {
           </div>
         ) : null}
         {queryFallback(tokens, 'tokens') ?? (
-          <div className="table-wrap" role="region" aria-labelledby="tokens-caption" tabIndex={0}>
-            <table className="table tokens-table" aria-busy={tokens.isFetching}>
-              <caption id="tokens-caption" className="sr-only">
-                All tokens, oldest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col" className="col-token">
-                    Token
-                  </th>
-                  <th scope="col">User</th>
-                  <th scope="col" className="col-date">
-                    Created
-                  </th>
-                  <th scope="col" className="col-date">
-                    Last used
-                  </th>
-                  <th scope="col" className="col-date">
-                    Expires
-                  </th>
-                  <th scope="col" className="col-state">
-                    State
-                  </th>
-                  <th scope="col" className="col-actions">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(tokens.data ?? []).map((token) => {
-                  const state = stateOf(token, now);
-                  return (
-                    <tr key={token.id} data-token-id={token.id}>
-                      <td data-label="Token">
-                        <code>{token.prefix}…</code>
-                        <span className="muted small"> #{token.id}</span>
-                      </td>
-                      <td data-label="User">
-                        <span className="user-cell">
-                          <UserText clamp>{token.userName}</UserText>
-                          <span className={`badge badge--${token.role}`}>{token.role}</span>
-                        </span>
-                      </td>
-                      <td data-label="Created">
-                        <When date={token.createdAt} />
-                      </td>
-                      <td data-label="Last used">
-                        <When date={token.lastUsedAt} />
-                      </td>
-                      <td data-label="Expires">
-                        <When date={token.expiresAt} never="no expiry" />
-                      </td>
-                      <td data-label="State">
-                        <span className={`badge badge--${state}`} title={token.revokedAt ? `Revoked ${formatFullDate(token.revokedAt)}` : undefined}>
-                          {state}
-                        </span>
-                        {token.current ? <span className="muted small"> (this session)</span> : null}
-                      </td>
-                      <td className="cell-actions">
-                        {state === 'revoked' ? null : token.lastAdminToken ? (
-                          <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">
-                            <ShieldAlert className="icon" aria-hidden="true" />
-                            <span className="sr-only">The last working admin token: it cannot be revoked</span>
-                          </span>
-                        ) : (
-                          <button
-                            type="button"
-                            className="button button--small button--danger-quiet"
-                            aria-label={`Revoke token ${token.id} (${token.prefix}…) of ${token.userName}`}
-                            onClick={() => {
-                              setRevokeMessage(null);
-                              setRevoking(token);
-                            }}
-                          >
-                            Revoke
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+          <TokensTable
+            tokens={tokens.data ?? []}
+            busy={tokens.isFetching}
+            onRevoke={(token) => {
+              setRevokeMessage(null);
+              setRevoking(token);
+            }}
+          />
         )}
       </div>
 

@@ -2,165 +2,43 @@
 
 import { keepPreviousData } from '@tanstack/react-query';
 import { ChevronFirst, ChevronLeft, ChevronRight, FileText, RefreshCw, RotateCw, ScrollText, Send } from 'lucide-react';
-import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
-import { DELIVERY_STATUSES, type WebhookDelivery, type WebhookEndpoint } from '@/shared/webhooks';
+import { DELIVERY_STATUSES, type WebhookEndpoint } from '@/shared/webhooks';
 import { trpc } from '@/ui/trpc';
 
-import { Modal } from '../ConfirmDialog';
 import { PagerButton } from '../PagerButton';
-import { problemOf } from '../problems';
 import { queryFallback, refreshFailure } from '../QueryFallback';
-import { UserText } from '../UserText';
-import { formatFullDate, When } from '../When';
+import { type ColumnSpec, useColumnFit } from '../table/fit';
+import { When } from '../When';
+import { DeliveryDialog, LastAttempt, NextTry, STATE_LABEL, useNow } from './delivery-parts';
 import type { DeliveryState, WebhooksQuery } from './url-state';
+import type { Retry } from './useRetry';
+
+/**
+ * The log's columns: the event fills (with what a narrow window folds under it); the next try, then the
+ * creation time, the plant, the last status and the state leave in that order.
+ */
+const LOG_COLUMNS: ColumnSpec[] = [
+  { id: 'event', width: 'fill', min: 9, priority: 100, always: true },
+  { id: 'plant', width: 9, priority: 3 },
+  { id: 'created', width: 8, priority: 2 },
+  { id: 'state', width: 8, priority: 5 },
+  { id: 'last', width: 10, priority: 4 },
+  { id: 'next', width: 6.5, priority: 1 },
+  { id: 'actions', width: 8.5, priority: 100, always: true },
+];
 
 /** Deliveries per page of the log. One more is asked for, to know whether older ones follow. */
 export const LOG_PAGE_SIZE = 20;
-/** How much of a receiver's answer a table cell shows; the whole (at most 4 KiB) is in the delivery's dialog. */
-const EXCERPT_LENGTH = 160;
-/** Longer than this, or over several lines, an answer does not fit its cell's two lines: a link opens it whole. */
-const FITS_CELL = 48;
-
-const STATE_LABEL: Record<DeliveryState, string> = { pending: 'pending', delivered: 'delivered', failed: 'failed' };
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
 const count = new Intl.NumberFormat();
-
-/** The time, ticking every `intervalMs` while asked to (null: not ticking). */
-function useNow(intervalMs: number | null): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (intervalMs === null) return;
-    const timer = setInterval(() => setNow(Date.now()), intervalMs);
-    return () => clearInterval(timer);
-  }, [intervalMs]);
-  return now;
-}
-
-/** "in 12 sec.", "in 4 min.", or "due now" once the time has come (the delivery may wait behind older ones). */
-function NextTry({ at, now }: { at: string | null; now: number }) {
-  if (at === null) return <span className="muted">—</span>;
-  const date = new Date(at);
-  const seconds = Math.round((date.getTime() - now) / 1000);
-  const text =
-    seconds <= 0
-      ? 'due now'
-      : seconds < 90
-        ? relative.format(seconds, 'second')
-        : seconds < 90 * 60
-          ? relative.format(Math.round(seconds / 60), 'minute')
-          : seconds < 36 * 3600
-            ? relative.format(Math.round(seconds / 3600), 'hour')
-            : relative.format(Math.round(seconds / 86400), 'day');
-  return (
-    <time dateTime={at} title={formatFullDate(date)}>
-      {text}
-    </time>
-  );
-}
-
-/** The error the server recorded, unless the HTTP status says it all ("answered 500"). */
-function extraError(delivery: WebhookDelivery): string | null {
-  if (!delivery.lastError) return null;
-  return delivery.lastStatus !== null && delivery.lastError === `answered ${delivery.lastStatus}` ? null : delivery.lastError;
-}
-
-function excerptOf(text: string): string {
-  const characters = [...text];
-  return characters.length > EXCERPT_LENGTH ? `${characters.slice(0, EXCERPT_LENGTH).join('')}…` : text;
-}
-
-/** The last attempt: its HTTP status (or what went wrong), and the start of the receiver's answer. */
-function LastAttempt({ delivery, onShow }: { delivery: WebhookDelivery; onShow: () => void }) {
-  if (delivery.attempts === 0) return <span className="muted">not tried yet</span>;
-  const error = extraError(delivery);
-  const ok = delivery.lastStatus !== null && delivery.lastStatus >= 200 && delivery.lastStatus < 300;
-  return (
-    <div className="attempt">
-      {delivery.lastStatus !== null ? <span className={`badge ${ok ? 'badge--delivered' : 'badge--failed'}`}>HTTP {delivery.lastStatus}</span> : null}
-      {error ? <UserText className="attempt__error">{error}</UserText> : null}
-      {delivery.lastResponse ? (
-        <span className="attempt__answer">
-          <UserText clamp className="response-excerpt">
-            {excerptOf(delivery.lastResponse)}
-          </UserText>
-          {[...delivery.lastResponse].length > FITS_CELL || /[\r\n]/.test(delivery.lastResponse) ? (
-            <button type="button" className="link-button" onClick={onShow} aria-label={`The whole answer to delivery ${delivery.id}`}>
-              Whole answer
-            </button>
-          ) : null}
-        </span>
-      ) : null}
-    </div>
-  );
-}
-
-function Detail({ term, children }: { term: string; children: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
-}
-
-/** Everything the log keeps of one delivery, the receiver's whole answer among it, as text. */
-function DeliveryDialog({ delivery, now, onClose }: { delivery: WebhookDelivery; now: number; onClose: () => void }) {
-  const error = delivery.lastError;
-  return (
-    <Modal title={`Delivery ${delivery.id}`} onCancel={onClose} describedBy={false} className="dialog--wide">
-      <dl className="details">
-        <Detail term="Event">
-          <code>{delivery.type}</code>
-        </Detail>
-        <Detail term="Event id (webhook-id)">
-          <code className="break">{delivery.eventId}</code>
-        </Detail>
-        <Detail term="Plant">{delivery.plantId === null ? <span className="muted">—</span> : <code>{delivery.plantId.toString()}</code>}</Detail>
-        <Detail term="State">
-          <span className={`badge badge--${delivery.status}`}>{STATE_LABEL[delivery.status]}</span>
-        </Detail>
-        <Detail term="Created">{formatFullDate(new Date(delivery.createdAt))}</Detail>
-        <Detail term="Attempts">{delivery.attempts}</Detail>
-        <Detail term="Last attempt">{delivery.lastAttemptAt ? formatFullDate(new Date(delivery.lastAttemptAt)) : <span className="muted">none yet</span>}</Detail>
-        <Detail term="Last status">{delivery.lastStatus === null ? <span className="muted">no answer</span> : `HTTP ${delivery.lastStatus}`}</Detail>
-        {error ? (
-          <Detail term="What went wrong">
-            <UserText>{error}</UserText>
-          </Detail>
-        ) : null}
-        {delivery.status === 'pending' ? (
-          <Detail term="Next try">
-            <NextTry at={delivery.nextAttemptAt} now={now} />
-          </Detail>
-        ) : null}
-        {delivery.deliveredAt ? <Detail term="Delivered">{formatFullDate(new Date(delivery.deliveredAt))}</Detail> : null}
-      </dl>
-      <h3 className="details__heading">The receiver’s answer</h3>
-      {delivery.lastResponse === null || delivery.lastResponse === '' ? (
-        <p className="muted">{delivery.attempts === 0 ? 'Not tried yet.' : 'No body.'}</p>
-      ) : (
-        <>
-          <p className="field__hint">As text, at most its first 4 KiB (the server reads no more).</p>
-          <pre className="response-text" tabIndex={0} aria-label={`The answer to delivery ${delivery.id}`}>
-            <UserText>{delivery.lastResponse}</UserText>
-          </pre>
-        </>
-      )}
-      <div className="dialog__actions">
-        <button type="button" className="button" onClick={onClose}>
-          Close
-        </button>
-      </div>
-    </Modal>
-  );
-}
 
 type LogProps = {
   endpoint: WebhookEndpoint;
   query: WebhooksQuery;
   go: (next: WebhooksQuery, how?: 'push' | 'replace') => void;
   onSendTest: () => void;
+  retry: Retry;
 };
 
 /**
@@ -168,7 +46,7 @@ type LogProps = {
  * try, the state; a filter by state, pages by id (its address holds both), and "Retry now". Refreshed every
  * second while a delivery on the page is pending.
  */
-export function DeliveryLog({ endpoint, query, go, onSendTest }: LogProps) {
+export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps) {
   const utils = trpc.useUtils();
   const input = {
     id: endpoint.id,
@@ -192,23 +70,15 @@ export function DeliveryLog({ endpoint, query, go, onSendTest }: LogProps) {
     if (!first) void utils.webhooks.get.invalidate({ id: endpoint.id });
   }, [data, utils, endpoint.id]);
   const rows = data?.slice(0, LOG_PAGE_SIZE) ?? [];
+  const [fit, frameRef] = useColumnFit(LOG_COLUMNS);
+  const shows = (column: string) => fit.shown.has(column);
+  const counts = trpc.webhooks.backlog.useQuery({ id: endpoint.id }).data?.counts;
+  const total = counts === undefined ? undefined : query.state ? counts[query.state] : counts.pending + counts.delivered + counts.failed;
   const hasOlder = (data?.length ?? 0) > LOG_PAGE_SIZE;
   const now = useNow(rows.some((delivery) => delivery.status === 'pending') ? 1_000 : null);
   const [viewing, setViewing] = useState<number | null>(null);
-  const [message, setMessage] = useState<{ kind: 'info' | 'error'; text: string } | null>(null);
   // The page each older page was reached from, so "Newer" goes back the way it came (any Back too).
   const [cameFrom, setCameFrom] = useState<ReadonlyMap<number, number | undefined>>(new Map());
-
-  const retry = trpc.webhooks.retry.useMutation({
-    onSuccess: (delivery) => {
-      setMessage({ kind: 'info', text: `Delivery ${delivery.id} is due now: it goes out after any older deliveries waiting for this endpoint.` });
-    },
-    onError: (error, { id }) => {
-      const problem = problemOf(error);
-      if (problem.status !== 401) setMessage({ kind: 'error', text: `Delivery ${id} was not retried: ${problem.message}.` });
-    },
-    onSettled: () => Promise.all([utils.webhooks.deliveries.invalidate({ id: endpoint.id }), utils.webhooks.get.invalidate({ id: endpoint.id }), utils.webhooks.list.invalidate()]),
-  });
 
   const older = () => {
     const last = rows[rows.length - 1];
@@ -244,12 +114,6 @@ export function DeliveryLog({ endpoint, query, go, onSendTest }: LogProps) {
         </div>
       </div>
 
-      {message ? (
-        <p className={`notice notice--${message.kind}`} role={message.kind === 'error' ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      ) : null}
-
       {queryFallback(deliveries, 'deliveries') ??
         (rows.length === 0 ? (
           <div className="empty">
@@ -281,100 +145,115 @@ export function DeliveryLog({ endpoint, query, go, onSendTest }: LogProps) {
         ) : (
           <>
             {refreshFailure(deliveries, 'log')}
-            <div className="table-wrap" role="region" aria-labelledby="deliveries-caption" tabIndex={0}>
-              <table className="table deliveries-table" aria-busy={deliveries.isFetching}>
+            <div className="table-wrap" role="region" aria-labelledby="deliveries-caption" tabIndex={0} ref={frameRef}>
+              <table className="table deliveries-table" aria-busy={deliveries.isFetching} data-fit-width={fit.width} data-columns={[...fit.shown].join(' ')}>
                 <caption id="deliveries-caption" className="sr-only">
                   Deliveries to endpoint {endpoint.id}, newest first{query.state ? `, ${query.state} only` : ''}
                 </caption>
+                <colgroup>
+                  {LOG_COLUMNS.filter((column) => shows(column.id)).map((column) => (
+                    <col key={column.id} className={`col-${column.id}`} />
+                  ))}
+                </colgroup>
                 <thead>
                   <tr>
-                    <th scope="col" className="col-event">
-                      Event
-                    </th>
-                    <th scope="col" className="col-plant">
-                      Plant
-                    </th>
-                    <th scope="col" className="col-date">
-                      Created
-                    </th>
-                    <th scope="col" className="col-state">
-                      State
-                    </th>
-                    <th scope="col">Last status</th>
-                    <th scope="col" className="col-next">
-                      Next try
-                    </th>
-                    <th scope="col" className="col-actions">
+                    <th scope="col">Event</th>
+                    {shows('plant') ? <th scope="col">Plant</th> : null}
+                    {shows('created') ? <th scope="col">Created</th> : null}
+                    {shows('state') ? <th scope="col">State</th> : null}
+                    {shows('last') ? <th scope="col">Last status</th> : null}
+                    {shows('next') ? <th scope="col">Next try</th> : null}
+                    <th scope="col" className="th-actions">
                       <span className="sr-only">Actions</span>
                     </th>
                   </tr>
                 </thead>
                 <tbody>
-                  {rows.map((delivery) => (
-                    <tr key={delivery.id} data-delivery-id={delivery.id} data-state={delivery.status}>
-                      <td data-label="Event">
-                        <span className="event-cell">
-                          <code>{delivery.type}</code>
-                          <span className="muted small">#{delivery.id}</span>
+                  {rows.map((delivery) => {
+                    const state = (
+                      <span className="state-cell">
+                        <span className={`badge badge--${delivery.status}`}>{STATE_LABEL[delivery.status]}</span>
+                        <span className="muted small" data-testid="attempts">
+                          {delivery.attempts === 1 ? '1 attempt' : `${count.format(delivery.attempts)} attempts`}
                         </span>
-                      </td>
-                      <td data-label="Plant" className="id">
-                        {delivery.plantId === null ? <span className="muted">—</span> : delivery.plantId.toString()}
-                      </td>
-                      <td data-label="Created">
-                        <When date={new Date(delivery.createdAt)} />
-                      </td>
-                      <td data-label="State">
-                        <span className="state-cell">
-                          <span className={`badge badge--${delivery.status}`}>{STATE_LABEL[delivery.status]}</span>
-                          <span className="muted small" data-testid="attempts">
-                            {delivery.attempts === 1 ? '1 attempt' : `${count.format(delivery.attempts)} attempts`}
+                      </span>
+                    );
+                    const plant = delivery.plantId === null ? <span className="muted">—</span> : delivery.plantId.toString();
+                    const next = <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} />;
+                    return (
+                      <tr key={delivery.id} data-delivery-id={delivery.id} data-state={delivery.status}>
+                        <td data-label="Event">
+                          <span className="event-cell">
+                            <code>{delivery.type}</code>
+                            <span className="muted small">#{delivery.id}</span>
+                            {/* What a narrow window folded away, under the event. */}
+                            {fit.shown.size < LOG_COLUMNS.length ? (
+                              <span className="folded folded--wrap">
+                                {shows('state') ? null : state}
+                                {shows('plant') || delivery.plantId === null ? null : <span className="folded__id">plant {plant}</span>}
+                                {shows('created') ? null : <When date={new Date(delivery.createdAt)} />}
+                                {shows('next') || delivery.status !== 'pending' ? null : <span>next {next}</span>}
+                                {shows('last') ? null : <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />}
+                              </span>
+                            ) : null}
                           </span>
-                        </span>
-                      </td>
-                      <td data-label="Last status">
-                        <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />
-                      </td>
-                      <td data-label="Next try">
-                        <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} />
-                      </td>
-                      <td className="cell-actions">
-                        <div className="row-actions">
-                          {delivery.status !== 'delivered' ? (
+                        </td>
+                        {shows('plant') ? (
+                          <td data-label="Plant" className="id">
+                            {plant}
+                          </td>
+                        ) : null}
+                        {shows('created') ? (
+                          <td data-label="Created">
+                            <When date={new Date(delivery.createdAt)} />
+                          </td>
+                        ) : null}
+                        {shows('state') ? <td data-label="State">{state}</td> : null}
+                        {shows('last') ? (
+                          <td data-label="Last status">
+                            <LastAttempt delivery={delivery} onShow={() => setViewing(delivery.id)} />
+                          </td>
+                        ) : null}
+                        {shows('next') ? <td data-label="Next try">{next}</td> : null}
+                        <td className="cell-actions">
+                          <div className="row-actions">
+                            {delivery.status !== 'delivered' ? (
+                              <button
+                                type="button"
+                                className="button button--small"
+                                aria-label={`Retry delivery ${delivery.id} now`}
+                                aria-disabled={retry.pending === delivery.id}
+                                onClick={() => {
+                                  if (retry.pending !== delivery.id) retry.run(delivery.id);
+                                }}
+                              >
+                                {retry.pending === delivery.id ? <span className="spinner" aria-hidden="true" /> : <RotateCw className="icon" aria-hidden="true" />}
+                                Retry now
+                              </button>
+                            ) : null}
                             <button
                               type="button"
-                              className="button button--small"
-                              aria-label={`Retry delivery ${delivery.id} now`}
-                              aria-disabled={retry.isPending && retry.variables?.id === delivery.id}
-                              onClick={() => {
-                                if (retry.isPending && retry.variables?.id === delivery.id) return;
-                                setMessage(null);
-                                retry.mutate({ id: delivery.id });
-                              }}
+                              className="button button--small button--quiet icon-button"
+                              aria-label={`Details of delivery ${delivery.id}`}
+                              title="Details"
+                              onClick={() => setViewing(delivery.id)}
                             >
-                              {retry.isPending && retry.variables?.id === delivery.id ? <span className="spinner" aria-hidden="true" /> : <RotateCw className="icon" aria-hidden="true" />}
-                              Retry now
+                              <FileText className="icon" aria-hidden="true" />
                             </button>
-                          ) : null}
-                          <button
-                            type="button"
-                            className="button button--small button--quiet icon-button"
-                            aria-label={`Details of delivery ${delivery.id}`}
-                            title="Details"
-                            onClick={() => setViewing(delivery.id)}
-                          >
-                            <FileText className="icon" aria-hidden="true" />
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
+                          </div>
+                        </td>
+                      </tr>
+                    );
+                  })}
                 </tbody>
               </table>
             </div>
             <nav className="pager" aria-label="Delivery pages">
               <p className="pager__range" aria-live="polite" data-testid="deliveries-range">
-                <strong>{count.format(rows.length)}</strong> {rows.length === 1 ? 'delivery' : 'deliveries'}
+                {/* The page's size is not the log's: with the totals beside it, 20 shown of 88,999 waiting says so. */}
+                <strong>{count.format(rows.length)}</strong>
+                {total === undefined ? '' : ` of ${count.format(total)}`} {query.state ? `${STATE_LABEL[query.state]} ` : ''}
+                {total === 1 || (total === undefined && rows.length === 1) ? 'delivery' : 'deliveries'}
                 {query.before === undefined ? ', newest first' : `, older than #${query.before}`}
                 {deliveries.isPlaceholderData ? ' (loading…)' : ''}
               </p>

@@ -32,6 +32,8 @@ describe('OpenAPI document', () => {
       '/webhooks/endpoints/{id}/test',
       '/webhooks/endpoints/{id}/deliveries',
       '/webhooks/deliveries/{id}/retry',
+      // Served beside the REST chain (http/rest/export.ts), and documented with the rest.
+      '/plants/export',
     ]);
   });
 
@@ -46,6 +48,7 @@ describe('OpenAPI document', () => {
       '/plants get': ['200', '400', '401', '429', '500'],
       '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
       '/plants/{id} patch': ['200', '400', '401', '404', '408', '413', '415', '429', '500'],
+      '/plants/export get': ['200', '400', '401', '429', '500'],
     };
     for (const [key, statuses] of Object.entries(expected)) {
       const [path, method] = key.split(' ') as [string, string];

@@ -12,6 +12,7 @@ import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
 import { MESSAGE_MAX_LENGTH } from '../reply';
 
 import { doorErrorKinds } from './door-errors';
+import { EXPORT_PATH, exportOperationDocument } from './export';
 import { restOperations } from './routing';
 
 export const API_VERSION = '1.1.0';
@@ -157,6 +158,8 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
+  // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
+  document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
   // where the rebuilt schema is a named component after all, refer to the component.
@@ -177,7 +180,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
       const responses = operation.responses;
       const success = responses['200'];
-      if (success && Object.keys(success.content?.['application/json']?.schema ?? {}).length === 0) {
+      const successJson = success?.content?.['application/json'];
+      // A procedure with no result answers 204; an answer in another media type (the CSV export) is a 200.
+      if (success && (!success.content || successJson) && Object.keys(successJson?.schema ?? {}).length === 0) {
         delete responses['200'];
         responses['204'] = { description: success.description, headers: success.headers };
       }

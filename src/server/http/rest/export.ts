@@ -1,0 +1,137 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+
+import { claimExport, plantsCsv } from '@/server/plants/export';
+import { problemFromError } from '@/server/problems';
+import { AppError } from '@/shared/errors';
+import { exportPlantsInput, PLANT_SORT_KEYS } from '@/shared/plants';
+
+import { type Authenticate, requireToken } from '../guards/auth';
+import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
+import { problemReply, type Reply, Refusal, refuse, writeReply } from '../reply';
+
+export const EXPORT_PATH = '/api/plants/export';
+
+/**
+ * `GET /api/plants/export`: the plants a list with the same filters would return, all of them, as a CSV file
+ * (text/csv), in the order `sort` and `dir` ask for. Streamed in batches with the socket's backpressure, so
+ * its memory does not grow with the store; charged to the token's row budget (plants/cost.ts). Everything
+ * before the first byte (route, token, parameters, a place to run) fails as the other operations do, with
+ * the contract's JSON error; a failure after it can only cut the file short, so the connection is reset
+ * rather than ended, and a client cannot mistake a partial file for a whole one.
+ *
+ * A separate path rather than content negotiation on the list: the list pages (`limit`, `Link`), the export
+ * does not. Kept apart from the REST chain, which only knows JSON procedures.
+ */
+export function createExportRoute(options: { authenticate: Authenticate }) {
+  return async function serveExport(request: FrontRequest, response: ServerResponse): Promise<Reply | null> {
+    request.trace.door = 'rest';
+    const allow = { Allow: 'GET, HEAD, OPTIONS' };
+    if (request.method === 'OPTIONS') return { status: 204, headers: allow, body: null };
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw refuse('methodNotAllowed', `${request.method} is not allowed on ${EXPORT_PATH}; use GET`, allow);
+    const auth = await options.authenticate(request);
+    requireToken(auth);
+    if (auth.status !== 'signedIn') return null;
+
+    const params = request.url.searchParams;
+    const notUtf8 = parameterNotUtf8(request.url, ['q', 'tag', 'owner', 'sort', 'dir']);
+    if (notUtf8) throw notUtf8Refusal(notUtf8);
+    for (const name of ['q', 'tag', 'owner', 'sort', 'dir']) {
+      if (params.getAll(name).length > 1) throw refuse('invalidQueryParameter', `${name} is given more than once`);
+    }
+    const sortKey = params.get('sort');
+    if (sortKey !== null && !(PLANT_SORT_KEYS as readonly string[]).includes(sortKey)) throw refuse('invalidQueryParameter', `sort must be one of ${PLANT_SORT_KEYS.join(', ')}`);
+    const dir = params.get('dir') ?? 'asc';
+    if (dir !== 'asc' && dir !== 'desc') throw refuse('invalidQueryParameter', 'dir must be asc or desc');
+    const parsed = exportPlantsInput.safeParse({
+      ...Object.fromEntries(['q', 'tag', 'owner'].flatMap((name) => (params.has(name) ? [[name, params.get(name)]] : []))),
+      ...(sortKey === null ? {} : { sort: { key: sortKey, dir } }),
+    });
+    if (!parsed.success) throw refuse('invalidQueryParameter', parsed.error.issues[0]?.message ?? 'a query parameter is not valid');
+    const { q, tag, owner, sort } = parsed.data;
+    if (owner !== undefined && auth.actor.role !== 'admin') {
+      throw new Refusal({ kind: 'ownerFilterForAdmins', message: 'owner is a filter for admins: as a member you see only your own plants' });
+    }
+
+    const day = new Date().toISOString().slice(0, 10);
+    const headers = {
+      'Content-Type': 'text/csv; charset=utf-8; header=present',
+      'Content-Disposition': `attachment; filename="plants-${day}.csv"`,
+      'Cache-Control': 'no-store',
+    };
+    if (request.method === 'HEAD') return { status: 200, headers, body: null };
+
+    let release: () => void;
+    try {
+      release = claimExport(String(auth.tokenId));
+    } catch (error) {
+      if (error instanceof AppError) return problemReply({ kind: error.kind, message: error.message }, { 'Retry-After': '5' });
+      throw error;
+    }
+    const aborted = new AbortController();
+    const onClose = () => aborted.abort(new Error('the client went away'));
+    response.once('close', onClose);
+    const rows = plantsCsv(auth.actor, String(auth.tokenId), { q, tag, owner, sort }, aborted.signal);
+    try {
+      // The first chunk (the header line) comes after the checks a query can fail, so a failure there is
+      // still a proper answer.
+      const first = await rows.next();
+      response.writeHead(200, headers);
+      if (!first.done) response.write(first.value);
+      for await (const chunk of rows) {
+        if (aborted.signal.aborted) break;
+        if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      }
+      response.end();
+    } catch (error) {
+      if (!response.headersSent) {
+        const problem = problemFromError(error, undefined);
+        if (problem.kind === 'internal') throw error;
+        writeReply(response, problemReply(problem));
+      } else {
+        response.destroy(error instanceof Error ? error : undefined);
+      }
+    } finally {
+      response.off('close', onClose);
+      release();
+    }
+    return null;
+  };
+}
+
+const textParameter = (name: string, description: string, maxLength: number) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', minLength: 1, maxLength },
+});
+
+/** The operation as the OpenAPI document lists it (merged in by http/rest/openapi.ts). */
+export const exportOperationDocument = {
+  get: {
+    operationId: 'exportPlants',
+    tags: ['plants'],
+    summary: 'Every plant you have access to, as a CSV file',
+    description:
+      'The plants `GET /plants` would list with the same filters, all of them, in one CSV file (RFC 4180: a UTF-8 byte order mark, a header line, CRLF line ends; ids exact; text that a spreadsheet would run as a formula starts with an apostrophe). Admins get the owner and creation time too. Streamed; charged to the token at 1,000 rows per batch, and one export per token runs at a time.',
+    security: [{ bearerAuth: [] }],
+    parameters: [
+      textParameter('q', 'Only plants whose name contains this text, case-insensitively.', 200),
+      textParameter('tag', 'Only plants with exactly this tag.', 100),
+      textParameter('owner', "Admins only: only this user's plants (a user name).", 64),
+      { name: 'sort', in: 'query', required: false, description: 'The order; ties go by id. Default: id.', schema: { type: 'string', enum: [...PLANT_SORT_KEYS] } },
+      { name: 'dir', in: 'query', required: false, description: 'asc (default) or desc.', schema: { type: 'string', enum: ['asc', 'desc'] } },
+    ],
+    responses: {
+      '200': {
+        description: 'The CSV file: `id,name,tag` (members) or `id,name,tag,owner,created` (admins)',
+        headers: { 'Content-Disposition': { description: '`attachment; filename="plants-YYYY-MM-DD.csv"`', schema: { type: 'string' } } },
+        content: { 'text/csv': { schema: { type: 'string' } } },
+      },
+      '400': { description: 'A parameter is not valid, or a member sent owner' },
+      '401': { description: 'The bearer token is missing or not valid' },
+      '429': { description: 'Too many requests, or an export for this token is still running' },
+    },
+  },
+};

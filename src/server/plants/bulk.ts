@@ -1,0 +1,86 @@
+import 'server-only';
+
+import { Prisma } from '@/generated/prisma/client';
+import type { Actor } from '@/server/auth/permissions';
+import { db } from '@/server/db/client';
+import { changeCommitted } from '@/server/webhooks/outbox';
+import { AppError } from '@/shared/errors';
+import { BULK_MAX, type BulkSelection } from '@/shared/plants';
+
+import { takeRows } from './cost';
+import { plantsChanged } from './live/wake';
+import { conditions, ready, whereOf } from './query';
+import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
+
+/**
+ * Bulk changes of the admin page: delete or re-tag what was selected, a list of ids or every plant that
+ * matched the filters at `asOf`. One call changes at most BULK_MAX plants and says what became of each: done,
+ * or gone already (deleted by someone else meanwhile, or never the caller's: the two look alike, as
+ * everywhere). "Select all matching" is worked through call by call (`nextAfter`), so no call holds the
+ * database long, and each is charged its rows (cost.ts).
+ */
+export type BulkOutcome = {
+  /** Changed by this call. */
+  done: bigint[];
+  /** Not there to change (a delete counts them as done: the plant is gone, which was the point). */
+  gone: bigint[];
+  /** For a `matching` selection: where the next call goes on, or null when every matching plant was seen. */
+  nextAfter: bigint | null;
+};
+
+const asIds = (rows: { id: bigint | number | string }[]) => rows.map((row) => BigInt(row.id));
+
+/** The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. */
+async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: bigint[]; nextAfter: bigint | null }> {
+  if (selection.kind === 'ids') return { ids: [...new Set(selection.ids)], nextAfter: null };
+  await ready(selection.filters);
+  const where = [...conditions(actor, selection.filters), Prisma.sql`p."createdAt" <= ${selection.asOf}`];
+  if (selection.after !== undefined) where.push(Prisma.sql`p.id > ${selection.after}`);
+  if (selection.except?.length) where.push(Prisma.sql`p.id NOT IN (${Prisma.join(selection.except)})`);
+  const rows = await db.$queryRaw<{ id: bigint }[]>`SELECT p.id FROM "Plant" p ${whereOf(where)} ORDER BY p.id ASC LIMIT ${BULK_MAX + 1}`;
+  const ids = asIds(rows.slice(0, BULK_MAX));
+  return { ids, nextAfter: rows.length > BULK_MAX ? ids[ids.length - 1]! : null };
+}
+
+function charge(tokenKey: string, rows: number): void {
+  const taken = takeRows(tokenKey, Math.max(1, rows));
+  if (!taken.ok) throw new AppError('tooManyRequests', `too many plants changed at once for this token; try again in ${taken.retryAfterSeconds} s`);
+}
+
+/** The access rule of a write by id (the same one every list applies). */
+const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);
+
+export async function bulkDelete(actor: Actor, tokenKey: string, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
+  const { ids, nextAfter } = await idsOf(actor, selection);
+  charge(tokenKey, ids.length);
+  if (ids.length === 0) return { done: [], gone: [], nextAfter };
+  const now = BigInt(Date.now());
+  const deleted = await db.$transaction(async (tx) => {
+    if (keepForUndo) {
+      // What undo needs to put each plant back as it was; only the deleter may, for UNDO_WINDOW_MS.
+      await tx.$executeRaw`
+        INSERT INTO "PlantTombstone" ("id", "name", "tag", "ownerId", "createdAt", "deletedById", "deletedAtMs")
+        SELECT p.id, p.name, p.tag, p."ownerId", p."createdAt", ${actor.userId}, ${now} FROM "Plant" p ${byIds(actor, ids)}
+        ON CONFLICT ("id") DO UPDATE SET "name" = excluded."name", "tag" = excluded."tag", "ownerId" = excluded."ownerId",
+          "createdAt" = excluded."createdAt", "deletedById" = excluded."deletedById", "deletedAtMs" = excluded."deletedAtMs"`;
+    }
+    return tx.$queryRaw<{ id: bigint }[]>`DELETE FROM "Plant" AS p ${byIds(actor, ids)} RETURNING "id"`;
+  });
+  if (keepForUndo) void sweepTombstones(Date.now() - UNDO_WINDOW_MS).catch(() => undefined);
+  const done = new Set(asIds(deleted).map(String));
+  if (done.size > 0) {
+    changeCommitted();
+    plantsChanged();
+  }
+  return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
+}
+
+export async function bulkRetag(actor: Actor, tokenKey: string, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
+  const { ids, nextAfter } = await idsOf(actor, selection);
+  charge(tokenKey, ids.length);
+  if (ids.length === 0) return { done: [], gone: [], nextAfter };
+  const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
+  const done = new Set(asIds(updated).map(String));
+  if (done.size > 0) plantsChanged();
+  return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
+}

@@ -1,0 +1,68 @@
+import 'server-only';
+
+import { can, type Actor } from '@/server/auth/permissions';
+import { AppError } from '@/shared/errors';
+import { CSV_BOM, csvRecord } from '@/shared/csv';
+import { DEFAULT_SORT, type PlantFilters, type PlantSort } from '@/shared/plants';
+
+import { waitForRows } from './cost';
+import { type KeysetPosition, positionOfRow, ready, selectFrom } from './query';
+
+/** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
+export const EXPORT_BATCH = 1_000;
+/** Exports one token may run at once, and one process. */
+export const EXPORTS_PER_TOKEN = 1;
+export const EXPORTS_MAX = 4;
+
+const running = new Map<string, number>();
+let runningTotal = 0;
+
+/**
+ * Claims a place for an export, before anything is written (so a refusal can still be a 429), and gives
+ * it back when the export ends. Streaming the whole store is the most expensive thing a token can ask for.
+ */
+export function claimExport(tokenKey: string): () => void {
+  if ((running.get(tokenKey) ?? 0) >= EXPORTS_PER_TOKEN) {
+    throw new AppError('tooManyRequests', 'an export for this token is still running; wait for it to finish');
+  }
+  if (runningTotal >= EXPORTS_MAX) throw new AppError('tooManyRequests', 'this server is busy with other exports; try again in a few seconds');
+  running.set(tokenKey, (running.get(tokenKey) ?? 0) + 1);
+  runningTotal += 1;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    runningTotal -= 1;
+    const left = running.get(tokenKey)! - 1;
+    if (left === 0) running.delete(tokenKey);
+    else running.set(tokenKey, left);
+  };
+}
+
+/**
+ * Every plant of the view as CSV, in the view's order: the filters and sort of the table, keyset batches of
+ * EXPORT_BATCH rows (a deep batch costs what the first one does), each charged to the token's row budget.
+ * Ids are written as the database holds them (exact int64); owner and creation time for admins, as in the
+ * table. Text is made safe for spreadsheets (shared/csv.ts).
+ */
+export async function* plantsCsv(actor: Actor, tokenKey: string, input: PlantFilters & { sort?: PlantSort }, signal?: AbortSignal): AsyncGenerator<string> {
+  const { sort = DEFAULT_SORT, ...filters } = input;
+  await ready(filters, sort);
+  const withOwner = can(actor, 'plants:any');
+  yield CSV_BOM + csvRecord(withOwner ? ['id', 'name', 'tag', 'owner', 'created'] : ['id', 'name', 'tag']);
+  let from: KeysetPosition | undefined;
+  for (;;) {
+    await waitForRows(tokenKey, EXPORT_BATCH, signal);
+    const rows = await selectFrom(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner });
+    if (rows.length === 0) return;
+    let chunk = '';
+    for (const row of rows) {
+      const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, row.name, row.tag ?? ''];
+      if (withOwner) fields.push(row.owner ?? '', { raw: new Date(row.createdAt!).toISOString() });
+      chunk += csvRecord(fields);
+    }
+    yield chunk;
+    if (rows.length < EXPORT_BATCH) return;
+    from = positionOfRow(sort, rows[rows.length - 1]!);
+  }
+}

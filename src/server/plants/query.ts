@@ -1,0 +1,190 @@
+import 'server-only';
+
+import { Prisma } from '@/generated/prisma/client';
+import { can, type Actor } from '@/server/auth/permissions';
+import { db, engine } from '@/server/db/client';
+import { AppError } from '@/shared/errors';
+import { foldForSearch, type Plant, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
+
+/**
+ * The SQL every read of plant rows shares: the access rule and the filters (one WHERE), the sort orders as
+ * keyset segments, and rows as the admin page gets them. The list, the page, the export, the bulk changes
+ * and the tag suggestions all build on it, so none can forget the access rule.
+ */
+
+/**
+ * Rows written before `nameFolded` existed carry null there; the first search or name sort of each process
+ * folds them, a batch at a time (the rule lives in JavaScript, so a migration could not apply it in SQL on
+ * both engines).
+ */
+let namesFolded: Promise<void> | undefined;
+export function ensureNamesFolded(): Promise<void> {
+  namesFolded ??= (async () => {
+    for (;;) {
+      const rows = await db.plant.findMany({ where: { nameFolded: null }, select: { id: true, name: true }, take: 500 });
+      if (rows.length === 0) return;
+      await db.$transaction(rows.map((row) => db.plant.updateMany({ where: { id: row.id, name: row.name }, data: { nameFolded: foldForSearch(row.name) } })));
+    }
+  })().catch((error: unknown) => {
+    namesFolded = undefined;
+    throw error;
+  });
+  return namesFolded;
+}
+
+/** The conditions of a list: access first, then the filters. */
+export function conditions(actor: Actor, filters: PlantFilters): Prisma.Sql[] {
+  const list: Prisma.Sql[] = [];
+  if (!can(actor, 'plants:any')) list.push(Prisma.sql`p."ownerId" = ${actor.userId}`);
+  if (filters.owner !== undefined) {
+    if (!can(actor, 'plants:any')) throw new AppError('ownerFilterForAdmins', 'owner is a filter for admins: as a member you see only your own plants', 'owner');
+    list.push(Prisma.sql`p."ownerId" = (SELECT u.id FROM "User" u WHERE u.name = ${filters.owner})`);
+  }
+  if (filters.tag !== undefined) list.push(Prisma.sql`p.tag = ${filters.tag}`);
+  if (filters.q !== undefined) {
+    const folded = foldForSearch(filters.q);
+    // Not LIKE: Prisma's `contains` leaves `%` and `_` active on SQLite, whose LIKE folds ASCII only. A plain
+    // substring test on the folded name, the same on both engines.
+    list.push(engine === 'sqlite' ? Prisma.sql`instr(p."nameFolded", ${folded}) > 0` : Prisma.sql`strpos(p."nameFolded", ${folded}) > 0`);
+  }
+  return list;
+}
+
+export const whereOf = (list: Prisma.Sql[]): Prisma.Sql => (list.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(list, ' AND ')}`);
+
+/** Before a query that reads `nameFolded`: old rows get theirs first. */
+export async function ready(filters: PlantFilters, sort?: PlantSort): Promise<void> {
+  if (filters.q !== undefined || sort?.key === 'name') await ensureNamesFolded();
+}
+
+/**
+ * An order as segments: the rows of one segment all come before those of the next, and within a segment
+ * they go by (key, id). One segment for most keys; the tag sort has two, tagged plants by (tag, id) then
+ * untagged ones by id, because NULLs sort first on SQLite and last on PostgreSQL and neither engine walks
+ * an index for `NULLS LAST` on the other's side. Every segment is walked by an index in both directions.
+ */
+export type Segment = { only: Prisma.Sql | null; key: Prisma.Sql | null; keyColumn: string | null };
+
+const ID_ONLY: Segment[] = [{ only: null, key: null, keyColumn: null }];
+const SEGMENTS: Record<PlantSort['key'], Segment[]> = {
+  id: ID_ONLY,
+  name: [{ only: null, key: Prisma.sql`p."nameFolded"`, keyColumn: 'nameFolded' }],
+  created: [{ only: null, key: Prisma.sql`p."createdAt"`, keyColumn: 'createdAt' }],
+  owner: [{ only: null, key: Prisma.sql`o.name`, keyColumn: 'owner' }],
+  tag: [
+    { only: Prisma.sql`p.tag IS NOT NULL`, key: Prisma.sql`p.tag`, keyColumn: 'tag' },
+    { only: Prisma.sql`p.tag IS NULL`, key: null, keyColumn: null },
+  ],
+};
+
+export function segmentsOf(sort: PlantSort): Segment[] {
+  return SEGMENTS[sort.key];
+}
+
+/** Which segment a row belongs to (only the tag sort has more than one). */
+export function segmentOfRow(sort: PlantSort, row: { tag?: string | null }): number {
+  return sort.key === 'tag' && (row.tag === null || row.tag === undefined) ? 1 : 0;
+}
+
+/** A position in an order: a row's segment, its key as the database holds it, and its id. */
+export type KeysetPosition = { segment: number; key: unknown; id: bigint };
+
+const ASC = Prisma.sql`ASC`;
+const DESC = Prisma.sql`DESC`;
+
+/** `ORDER BY` of one segment, forwards (the sort's own direction) or backwards. */
+export function orderBy(segment: Segment, descending: boolean): Prisma.Sql {
+  const direction = descending ? DESC : ASC;
+  return segment.key ? Prisma.sql`ORDER BY ${segment.key} ${direction}, p.id ${direction}` : Prisma.sql`ORDER BY p.id ${direction}`;
+}
+
+/** Rows strictly past `position` in the walking direction (within the position's own segment). */
+export function pastCondition(segment: Segment, position: KeysetPosition, descending: boolean): Prisma.Sql {
+  if (!segment.key) return descending ? Prisma.sql`p.id < ${position.id}` : Prisma.sql`p.id > ${position.id}`;
+  return descending ? Prisma.sql`(${segment.key}, p.id) < (${position.key}, ${position.id})` : Prisma.sql`(${segment.key}, p.id) > (${position.key}, ${position.id})`;
+}
+
+/** A row as selected: the plant's own columns, its owner and creation time, and its sort key. */
+export type RawRow = { id: bigint | number | string; name: string; tag: string | null; createdAt?: Date | string; owner?: string; sortKey?: unknown };
+
+export function toPlant(row: { id: bigint; name: string; tag: string | null }): Plant {
+  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+}
+
+export function toRow(raw: RawRow, withOwner: boolean): PlantRow {
+  const plant = toPlant({ id: BigInt(raw.id), name: raw.name, tag: raw.tag });
+  return withOwner ? { ...plant, owner: raw.owner!, createdAt: new Date(raw.createdAt!) } : plant;
+}
+
+// The plant's own columns need no join: the REST list, the API's hottest read, and a member's table.
+export const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag FROM "Plant" p`;
+const OWNER_JOIN = Prisma.sql`JOIN "User" o ON o.id = p."ownerId"`;
+
+/** The SELECT of the admin page's rows: with owner and creation time for admins, and the sort key. */
+export function rowSelect(withOwner: boolean, segment: Segment): Prisma.Sql {
+  const key = segment.key ? Prisma.sql`, ${segment.key} AS "sortKey"` : Prisma.empty;
+  const joined = withOwner || segment.keyColumn === 'owner';
+  const owner = withOwner ? Prisma.sql`, p."createdAt" AS "createdAt", o.name AS owner` : Prisma.empty;
+  return Prisma.sql`SELECT p.id, p.name, p.tag${owner}${key} FROM "Plant" p ${joined ? OWNER_JOIN : Prisma.empty}`;
+}
+
+/** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */
+export async function selectFrom(
+  actor: Actor,
+  filters: PlantFilters,
+  sort: PlantSort,
+  options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean },
+): Promise<(RawRow & { segment: number })[]> {
+  const descending = (sort.dir === 'desc') !== Boolean(options.backwards);
+  const segments = segmentsOf(sort);
+  const order = descending ? [...segments.keys()].reverse() : [...segments.keys()];
+  const start = options.from ? order.indexOf(options.from.segment) : 0;
+  const base = conditions(actor, filters);
+  const rows: (RawRow & { segment: number })[] = [];
+  for (const index of order.slice(start)) {
+    const segment = segments[index]!;
+    const where = [...base, ...(segment.only ? [segment.only] : [])];
+    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending));
+    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment)} ${whereOf(where)} ${orderBy(segment, descending)} LIMIT ${options.limit - rows.length}`;
+    rows.push(...found.map((row) => ({ ...row, segment: index })));
+    if (rows.length >= options.limit) break;
+  }
+  return rows;
+}
+
+/** How many matching rows come before `position` in the sort's order. */
+export async function countBefore(actor: Actor, filters: PlantFilters, sort: PlantSort, position: KeysetPosition): Promise<number> {
+  const descending = sort.dir === 'desc';
+  const segments = segmentsOf(sort);
+  const base = conditions(actor, filters);
+  let total = 0;
+  for (const [index, segment] of segments.entries()) {
+    const earlier = descending ? index > position.segment : index < position.segment;
+    if (index !== position.segment && !earlier) continue;
+    const where = [...base, ...(segment.only ? [segment.only] : [])];
+    if (index === position.segment) where.push(pastCondition(segment, position, !descending));
+    const join = segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty;
+    const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM "Plant" p ${join} ${whereOf(where)}`;
+    total += Number(row?.count ?? 0);
+  }
+  return total;
+}
+
+export async function countMatching(actor: Actor, filters: PlantFilters): Promise<number> {
+  const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM "Plant" p ${whereOf(conditions(actor, filters))}`;
+  return Number(row?.count ?? 0);
+}
+
+/** Where a row stands in an order, read from the database (its key as stored); null when it is gone or not the caller's. */
+export async function positionOf(actor: Actor, sort: PlantSort, id: bigint): Promise<KeysetPosition | null> {
+  const segment = segmentsOf(sort)[0]!;
+  const where = [...conditions(actor, {}), Prisma.sql`p.id = ${id}`];
+  const [row] = await db.$queryRaw<RawRow[]>`${rowSelect(false, segment)} ${whereOf(where)}`;
+  if (!row) return null;
+  const index = segmentOfRow(sort, row);
+  return { segment: index, key: index === 0 ? row.sortKey : null, id };
+}
+
+export function positionOfRow(sort: PlantSort, row: RawRow & { segment: number }): KeysetPosition {
+  return { segment: row.segment, key: row.sortKey ?? null, id: BigInt(row.id) };
+}

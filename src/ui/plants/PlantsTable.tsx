@@ -1,0 +1,311 @@
+'use client';
+
+import { type ColumnDef, flexRender, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
+import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
+import { useLayoutEffect, useMemo, useRef } from 'react';
+
+import type { PlantRow, PlantSort, PlantSortKey } from '@/shared/plants';
+
+import { useColumnFit } from '../table/fit';
+import { useGrid } from '../table/grid';
+import { UserText } from '../UserText';
+import { When } from '../When';
+import { COLUMN_LABELS, idWidthFor, type PlantColumn, plantColumnSpecs } from './columns';
+import { EditRow, type EditOutcome } from './EditRow';
+import type { LiveMark } from './useLiveMarks';
+
+export type Editing = { id: bigint; column: 'name' | 'tag' };
+
+export type SelectionView = {
+  isSelected: (id: bigint) => boolean;
+  toggle: (row: PlantRow) => void;
+  /** The header checkbox: every row of this page selected, some, or none. */
+  page: 'all' | 'some' | 'none';
+  togglePage: () => void;
+};
+
+type Props = {
+  rows: PlantRow[];
+  /** The columns this person sees (their role, their column choice); the window's width may fold some. */
+  columns: readonly PlantColumn[];
+  sort: PlantSort;
+  onSort: (sort: PlantSort) => void;
+  selection: SelectionView;
+  editing: Editing | null;
+  onEdit: (id: bigint, column: 'name' | 'tag') => void;
+  onEditDone: (outcome: EditOutcome) => void;
+  onEditDirty: (dirty: boolean) => void;
+  onSaving: (id: bigint) => void;
+  onDelete: (row: PlantRow) => void;
+  marks: ReadonlyMap<string, LiveMark>;
+  caption: string;
+  busy: boolean;
+  /** Set when an edit ends: after the next render the cursor goes back to that row's cell. */
+  restoreFocus: React.RefObject<{ row: string; column: string } | null>;
+};
+
+const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = { id: 'id', name: 'name', tag: 'tag', owner: 'owner', created: 'created' };
+const MARK_LABEL: Record<LiveMark['kind'], string> = { created: 'added elsewhere', updated: 'changed elsewhere', deleted: 'deleted elsewhere' };
+
+function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: PlantSort; onSort: (sort: PlantSort) => void }) {
+  const key = SORTABLE[column]!;
+  const active = sort.key === key;
+  const next: PlantSort = { key, dir: active && sort.dir === 'asc' ? 'desc' : 'asc' };
+  const Icon = !active ? ArrowUpDown : sort.dir === 'asc' ? ArrowUp : ArrowDown;
+  return (
+    <button
+      type="button"
+      className="sort-button"
+      onClick={() => onSort(next)}
+      title={`Sort by ${COLUMN_LABELS[column].toLowerCase()}, ${next.dir === 'asc' ? 'ascending' : 'descending'}`}
+    >
+      {COLUMN_LABELS[column]}
+      <Icon className={active ? 'icon' : 'icon icon--faint'} aria-hidden="true" />
+    </button>
+  );
+}
+
+/** What a folded column still says, on the name cell's second line. */
+function Folded({ row, folded }: { row: PlantRow; folded: PlantColumn[] }) {
+  if (folded.length === 0) return null;
+  return (
+    <span className="folded">
+      {folded.includes('id') ? <span className="folded__id">{row.id.toString()}</span> : null}
+      {folded.includes('tag') && row.tag !== undefined ? (
+        <span className="tag-chip tag-chip--small">
+          <UserText>{row.tag}</UserText>
+        </span>
+      ) : null}
+      {folded.includes('owner') && row.owner ? (
+        <span>
+          <UserText>{row.owner}</UserText>
+        </span>
+      ) : null}
+      {folded.includes('created') && row.createdAt ? <When date={row.createdAt} /> : null}
+    </span>
+  );
+}
+
+/**
+ * The plants table: sortable headers, a checkbox per row (selection lives above, across pages), the row
+ * actions, in-place editing, and the marks of the live feed. Columns fit the width (table/fit.ts); the
+ * table moves like a grid (table/grid.ts). Compact: one line per row where the width allows.
+ */
+export function PlantsTable(props: Props) {
+  const { rows, columns, sort, onSort, selection, editing, marks } = props;
+  const tableRef = useRef<HTMLTableElement>(null);
+  const idWidth = idWidthFor(rows.map((row) => row.id));
+  const [fit, frameRef] = useColumnFit(plantColumnSpecs(columns, idWidth));
+  const shown = columns.filter((column) => fit.shown.has(column));
+  const folded = columns.filter((column) => !fit.shown.has(column));
+  const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), column === 'tag' ? 'tag' : 'name') });
+  const { restoreFocus } = props;
+  useLayoutEffect(() => {
+    const target = restoreFocus.current;
+    if (!target || editing) return;
+    if (grid.focusRow(target.row, target.column)) restoreFocus.current = null;
+  });
+
+  const definitions = useMemo<ColumnDef<PlantRow>[]>(
+    () => [
+      {
+        id: 'select',
+        header: () => (
+          <input
+            type="checkbox"
+            aria-label="Select every plant on this page"
+            checked={selection.page === 'all'}
+            ref={(element) => {
+              if (element) element.indeterminate = selection.page === 'some';
+            }}
+            onChange={selection.togglePage}
+          />
+        ),
+        cell: ({ row }) => (
+          <input
+            type="checkbox"
+            data-grid-target="select"
+            aria-label={`Select plant ${row.original.name} (id ${row.original.id})`}
+            checked={selection.isSelected(row.original.id)}
+            disabled={marks.get(row.original.id.toString())?.kind === 'deleted'}
+            onChange={() => selection.toggle(row.original)}
+          />
+        ),
+      },
+      {
+        id: 'id',
+        header: () => <SortHeader column="id" sort={sort} onSort={onSort} />,
+        cell: ({ row }) => (
+          <span data-grid-target="id" title={row.original.id.toString()}>
+            {row.original.id.toString()}
+          </span>
+        ),
+      },
+      {
+        id: 'name',
+        header: () => <SortHeader column="name" sort={sort} onSort={onSort} />,
+        cell: ({ row }) => {
+          const mark = marks.get(row.original.id.toString());
+          return (
+            <span className="name-cell" data-grid-target="name" data-grid-edit="" title={row.original.name}>
+              <UserText className="one-line">{row.original.name}</UserText>
+              {mark ? <span className={`live-mark live-mark--${mark.kind}`}>{MARK_LABEL[mark.kind]}</span> : null}
+              <Folded row={row.original} folded={folded} />
+            </span>
+          );
+        },
+      },
+      {
+        id: 'tag',
+        header: () => <SortHeader column="tag" sort={sort} onSort={onSort} />,
+        cell: ({ row }) => (
+          <span data-grid-target="tag" data-grid-edit="" title={row.original.tag ?? 'No tag'}>
+            {row.original.tag === undefined ? (
+              <span className="muted">—</span>
+            ) : (
+              <span className="tag-chip">
+                <UserText className="one-line">{row.original.tag}</UserText>
+              </span>
+            )}
+          </span>
+        ),
+      },
+      {
+        id: 'owner',
+        header: () => <SortHeader column="owner" sort={sort} onSort={onSort} />,
+        cell: ({ row }) => (
+          <span data-grid-target="owner" title={row.original.owner}>
+            <UserText className="one-line">{row.original.owner ?? ''}</UserText>
+          </span>
+        ),
+      },
+      {
+        id: 'created',
+        header: () => <SortHeader column="created" sort={sort} onSort={onSort} />,
+        cell: ({ row }) => <span data-grid-target="created">{row.original.createdAt ? <When date={row.original.createdAt} /> : null}</span>,
+      },
+      {
+        id: 'actions',
+        header: () => <span className="sr-only">Actions</span>,
+        cell: ({ row }) => {
+          const plant = row.original;
+          const what = `${plant.name} (id ${plant.id.toString()})`;
+          const gone = marks.get(plant.id.toString())?.kind === 'deleted';
+          return (
+            <div className="row-actions">
+              <button
+                type="button"
+                data-grid-target="edit"
+                className="button button--small button--quiet icon-button"
+                aria-label={`Edit plant ${what}`}
+                title="Rename or re-tag (Enter)"
+                aria-disabled={gone || undefined}
+                onClick={() => !gone && props.onEdit(plant.id, 'name')}
+              >
+                <Pencil className="icon" aria-hidden="true" />
+              </button>
+              <button
+                type="button"
+                data-grid-target="delete"
+                id={`delete-plant-${plant.id.toString()}`}
+                className="button button--small button--danger-quiet icon-button"
+                aria-label={`Delete plant ${what}`}
+                title="Delete"
+                aria-disabled={gone || undefined}
+                onClick={() => !gone && props.onDelete(plant)}
+              >
+                <Trash2 className="icon" aria-hidden="true" />
+              </button>
+            </div>
+          );
+        },
+      },
+    ],
+    // The cells read the selection, marks and fold through these; the table is cheap to re-describe.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [selection, sort, onSort, marks, folded.join(), props.onEdit, props.onDelete],
+  );
+
+  const visibility: VisibilityState = Object.fromEntries((['select', 'id', 'name', 'tag', 'owner', 'created', 'actions'] as const).map((column) => [column, shown.includes(column)]));
+  // TanStack Table hands out functions whose results change without new identities; the React Compiler
+  // therefore leaves this component alone, which is what this line acknowledges.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const table = useReactTable({
+    data: rows,
+    columns: definitions,
+    getCoreRowModel: getCoreRowModel(),
+    getRowId: (row) => row.id.toString(),
+    state: { columnVisibility: visibility },
+  });
+
+  const ariaSort = (column: PlantColumn) => (SORTABLE[column] === sort.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined);
+
+  return (
+    <div className="table-wrap" ref={frameRef}>
+      <table
+        ref={tableRef}
+        className="table table--compact plants-table"
+        role="grid"
+        aria-busy={props.busy}
+        aria-labelledby="plants-caption"
+        data-fit-width={fit.width}
+        data-columns={shown.join(' ')}
+        onKeyDown={grid.onKeyDown}
+        onFocus={grid.onFocus}
+      >
+        <caption id="plants-caption" className="sr-only">
+          {props.caption}
+        </caption>
+        <colgroup>
+          {shown.map((column) => (
+            <col key={column} className={column === 'id' ? `col-id col-id--${idWidth}` : `col-${column}`} />
+          ))}
+        </colgroup>
+        <thead>
+          {table.getHeaderGroups().map((group) => (
+            <tr key={group.id}>
+              {group.headers.map((header) => (
+                <th key={header.id} scope="col" className={`th-${header.column.id}`} aria-sort={ariaSort(header.column.id as PlantColumn)}>
+                  {flexRender(header.column.columnDef.header, header.getContext())}
+                </th>
+              ))}
+            </tr>
+          ))}
+        </thead>
+        <tbody>
+          {table.getRowModel().rows.map((row) => {
+            const mark = marks.get(row.id);
+            if (editing && editing.id === row.original.id) {
+              return (
+                <EditRow
+                  key={row.id}
+                  plant={row.original}
+                  columns={shown}
+                  focusColumn={editing.column}
+                  onDone={props.onEditDone}
+                  onDirtyChange={props.onEditDirty}
+                  onSaving={props.onSaving}
+                />
+              );
+            }
+            return (
+              <tr
+                key={row.id}
+                data-plant-id={row.id}
+                data-grid-row={row.id}
+                aria-selected={selection.isSelected(row.original.id)}
+                className={mark ? `row--marked row--${mark.kind}` : undefined}
+              >
+                {row.getVisibleCells().map((cell) => (
+                  <td key={cell.id} className={cell.column.id === 'select' ? 'cell-select' : cell.column.id === 'actions' ? 'cell-actions' : cell.column.id}>
+                    {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                  </td>
+                ))}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

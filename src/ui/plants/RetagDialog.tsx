@@ -1,0 +1,58 @@
+'use client';
+
+import { Tags } from 'lucide-react';
+import { type FormEvent, useRef, useState } from 'react';
+
+import { plantTag, TAG_MAX_LENGTH } from '@/shared/plants';
+
+import { Modal } from '../ConfirmDialog';
+import { Field } from '../Field';
+import { asSentence } from '../problems';
+
+const count = new Intl.NumberFormat();
+
+/** The new tag for every selected plant (empty removes the tag), checked with the router's own rule. */
+export function RetagDialog({ selected, onRetag, onCancel }: { selected: number; onRetag: (tag: string | null) => void; onCancel: () => void }) {
+  const [tag, setTag] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const inputRef = useRef<HTMLInputElement>(null);
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    if (tag === '') return onRetag(null);
+    const result = plantTag.safeParse(tag);
+    if (!result.success) {
+      setError(asSentence(result.error.issues[0]!.message));
+      inputRef.current?.focus();
+      return;
+    }
+    onRetag(tag);
+  }
+  return (
+    <Modal title={`Re-tag ${selected === 1 ? '1 plant' : `${count.format(selected)} plants`}`} onCancel={onCancel} initialFocus={inputRef} describedBy={false}>
+      <form className="form-grid" onSubmit={onSubmit} noValidate>
+        <Field
+          id="retag-tag"
+          label="New tag"
+          hint={`Up to ${TAG_MAX_LENGTH} characters. Leave empty to remove the tag from every selected plant.`}
+          autoComplete="off"
+          value={tag}
+          onChange={(event) => {
+            setTag(event.target.value);
+            setError(null);
+          }}
+          error={error}
+          inputRef={inputRef}
+        />
+        <div className="dialog__actions">
+          <button type="button" className="button" onClick={onCancel}>
+            Cancel
+          </button>
+          <button type="submit" className="button button--primary">
+            <Tags className="icon" aria-hidden="true" />
+            {tag === '' ? 'Remove the tag' : 'Re-tag'}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,71 @@
+'use client';
+
+import { useState } from 'react';
+
+import { BULK_MAX, type BulkSelection } from '@/shared/plants';
+import { trpc } from '@/ui/trpc';
+
+import { problemOf } from '../problems';
+
+/**
+ * Runs a bulk change over a whole selection, call by call (each call takes at most BULK_MAX plants; a
+ * "matching" selection goes on from where the last call stopped), waiting and going on when the server
+ * says the token's row budget needs a moment (429). Reports progress as it goes.
+ */
+export type BulkAction = { kind: 'delete'; keepForUndo: boolean } | { kind: 'retag'; tag: string | null };
+/** `doneIds` only for a selection of ids (what undo needs); a "select all" of 100,000 keeps the count. */
+export type BulkResult = { doneCount: number; doneIds: bigint[]; gone: number; failed: string | null };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function useBulkRunner() {
+  const utils = trpc.useUtils();
+  const [progress, setProgress] = useState<{ done: number; of: number } | null>(null);
+
+  async function call(action: BulkAction, selection: BulkSelection) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return action.kind === 'delete'
+          ? await utils.client.plants.deleteMany.mutate({ selection, keepForUndo: action.keepForUndo })
+          : await utils.client.plants.retagMany.mutate({ selection, tag: action.tag });
+      } catch (error) {
+        const problem = problemOf(error);
+        if (problem.status !== 429 || attempt >= 30) throw error;
+        await sleep(1000 * Number(/in (\d+) s/.exec(problem.message)?.[1] ?? 1));
+      }
+    }
+  }
+
+  async function run(action: BulkAction, selection: BulkSelection, total: number): Promise<BulkResult> {
+    const result: BulkResult = { doneCount: 0, doneIds: [], gone: 0, failed: null };
+    const record = (outcome: { done: bigint[]; gone: bigint[] }) => {
+      result.doneCount += outcome.done.length;
+      if (selection.kind === 'ids') result.doneIds.push(...outcome.done);
+      result.gone += outcome.gone.length;
+      setProgress({ done: result.doneCount + result.gone, of: total });
+    };
+    setProgress({ done: 0, of: total });
+    try {
+      if (selection.kind === 'ids') {
+        for (let start = 0; start < selection.ids.length; start += BULK_MAX) record(await call(action, { kind: 'ids', ids: selection.ids.slice(start, start + BULK_MAX) }));
+      } else {
+        let after: bigint | undefined;
+        for (;;) {
+          const outcome = await call(action, { ...selection, ...(after === undefined ? {} : { after }) });
+          record(outcome);
+          if (outcome.nextAfter === null) break;
+          after = outcome.nextAfter;
+        }
+      }
+    } catch (error) {
+      result.failed = problemOf(error).message;
+    } finally {
+      setProgress(null);
+      await utils.plants.page.invalidate();
+      void utils.plants.tags.invalidate();
+    }
+    return result;
+  }
+
+  return { run, progress };
+}
