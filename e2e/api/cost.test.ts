@@ -18,6 +18,8 @@ import { gzipSync } from 'node:zlib';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
+
 import { leastServerTime, mainThreadCpuMs, REQUEST_BUDGET_MS } from '../support/server-cpu';
 
 import { setupServer } from './helpers/fixture';
@@ -135,8 +137,8 @@ const REQUESTS: HostileRequest[] = [
     name: 'tRPC: 10 deleteMany of 100 ids in one batch (ids of no plant, so every run deletes the same nothing)',
     door: 'trpc',
     who: 'member',
-    bytes: post(`/api/trpc/${Array(10).fill('plants.deleteMany').join(',')}?batch=1`, batchOf(10, (call) => `{"json":{"ids":[${Array.from({ length: 100 }, (_, index) => `"${8_000_000 + call * 100 + index}"`).join(',')}]},"meta":{"values":{${Array.from({ length: 100 }, (_, index) => `"ids.${index}":["bigint"]`).join(',')}}}}`), { token: true }),
-    units: 1_000,
+    bytes: post(`/api/trpc/${Array(10).fill('plants.deleteMany').join(',')}?batch=1`, batchOf(10, (call) => `{"json":{"selection":{"kind":"ids","ids":[${Array.from({ length: 100 }, (_, index) => `"${8_000_000 + call * 100 + index}"`).join(',')}]}},"meta":{"values":{${Array.from({ length: 100 }, (_, index) => `"selection.ids.${index}":["bigint"]`).join(',')}}}}`), { token: true }),
+    units: (10 * 100) / BULK_ROWS_PER_UNIT,
   },
   // 10,000 rows in one request: most of its time is superjson writing the answer, a turn of the event loop per call.
   { name: 'tRPC: 10 lists of 1,000 plants in one batch', door: 'trpc', who: 'member', bytes: memberGet(`/api/trpc/${Array(10).fill('plants.list').join(',')}?batch=1&input=${trpcInput(Object.fromEntries(Array.from({ length: 10 }, (_, index) => [index, { json: { limit: 1000 } }])))}`), units: 100 },

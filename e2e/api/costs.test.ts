@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { expectError, setupServer } from './helpers/fixture';
 import { postMcp, rpcText } from './helpers/mcp';
@@ -26,25 +26,28 @@ beforeAll(async () => {
 });
 
 const bulkDelete = (first: number, count: number) => ({
-  json: { ids: Array.from({ length: count }, (_, index) => String(first + index)) },
-  meta: { values: Object.fromEntries(Array.from({ length: count }, (_, index) => [`ids.${index}`, ['bigint']])) },
+  json: { selection: { kind: 'ids', ids: Array.from({ length: count }, (_, index) => String(first + index)) } },
+  meta: { values: Object.fromEntries(Array.from({ length: count }, (_, index) => [`selection.ids.${index}`, ['bigint']])) },
 });
 
 describe('a bulk delete', () => {
-  it(`costs its ids: one of 40 ids leaves ${BURST - 40} of a burst of ${BURST}, and the next is a 429 with Retry-After`, async () => {
+  /** The plants a bulk delete of `units` units removes (BULK_ROWS_PER_UNIT plants a unit). */
+  const plantsFor = (units: number) => units * BULK_ROWS_PER_UNIT;
+
+  it(`costs its plants: one of ${plantsFor(40)} ids leaves ${BURST - 40} of a burst of ${BURST}, and the next is a 429 with Retry-After`, async () => {
     const token = tokens.bulk;
-    expect((await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(900_000, 40)])).status).toBe(200);
-    const second = await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(900_100, 40)]);
+    expect((await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(900_000, plantsFor(40))])).status).toBe(200);
+    const second = await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(901_000, plantsFor(40))]);
     await expectTrpcError(second, 429, 42900, 'too many requests for this token');
     expect(second.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(second.headers.get('ratelimit-limit')).toBe(String(BURST));
-    // The refused charge took nothing: what is left is still there, to the unit.
-    expect((await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(900_200, BURST - 40 - 1)])).status).toBe(200);
+    // The refused charge took only the door's unit: what is left is still there, to the unit.
+    expect((await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(902_000, plantsFor(BURST - 40 - 1))])).status).toBe(200);
     expectError(await server.client(token).get('/api/plants?limit=1'), 429, 42900);
   });
 
   it('charges each call of a batch: two bulk deletes in one batch get one result and one 429', async () => {
-    const answer = await trpcBatch(server.baseUrl, tokens.batch, ['plants.deleteMany', 'plants.deleteMany'], [bulkDelete(910_000, 40), bulkDelete(910_100, 40)]);
+    const answer = await trpcBatch(server.baseUrl, tokens.batch, ['plants.deleteMany', 'plants.deleteMany'], [bulkDelete(910_000, plantsFor(40)), bulkDelete(911_000, plantsFor(40))]);
     const errors = await trpcErrors(answer);
     expect(errors[0]).toBeUndefined();
     expect(errors[1]?.data.error).toBe(42900);

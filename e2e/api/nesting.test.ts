@@ -81,7 +81,7 @@ describe('tRPC inputs', () => {
     const pages = await trpcBatch(server.baseUrl, server.adminToken, ['plants.page', 'plants.page'], [page, { json: { size: 25 } }], 'GET');
     expect(pages.status).toBe(200);
     expect(await trpcErrors(pages)).toEqual([undefined, undefined]);
-    const deleted = await trpcBatch(server.baseUrl, server.adminToken, ['plants.deleteMany'], [{ json: { ids: [String(id)] }, meta: { values: { 'ids.0': ['bigint'] } } }]);
+    const deleted = await trpcBatch(server.baseUrl, server.adminToken, ['plants.deleteMany'], [{ json: { selection: { kind: 'ids', ids: [String(id)] } }, meta: { values: { 'selection.ids.0': ['bigint'] } } }]);
     expect(deleted.status).toBe(200);
   });
 });

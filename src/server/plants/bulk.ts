@@ -4,10 +4,9 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { changeCommitted } from '@/server/webhooks/outbox';
-import { AppError } from '@/shared/errors';
+import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection } from '@/shared/plants';
 
-import { takeRows } from './cost';
 import { plantsChanged } from './live/wake';
 import { conditions, ready, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
@@ -17,7 +16,8 @@ import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
  * matched the filters at `asOf`. One call changes at most BULK_MAX plants and says what became of each: done,
  * or gone already (deleted by someone else meanwhile, or never the caller's: the two look alike, as
  * everywhere). "Select all matching" is worked through call by call (`nextAfter`), so no call holds the
- * database long, and each is charged its rows (cost.ts).
+ * database long, and each is charged its plants against the token's bucket (BULK_ROWS_PER_UNIT), as every
+ * call is: `charge` is the call's own (ctx.charge), which throws the 429.
  */
 export type BulkOutcome = {
   /** Changed by this call. */
@@ -42,17 +42,15 @@ async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: big
   return { ids, nextAfter: rows.length > BULK_MAX ? ids[ids.length - 1]! : null };
 }
 
-function charge(tokenKey: string, rows: number): void {
-  const taken = takeRows(tokenKey, Math.max(1, rows));
-  if (!taken.ok) throw new AppError('tooManyRequests', `too many plants changed at once for this token; try again in ${taken.retryAfterSeconds} s`);
-}
+/** The units a bulk call of `rows` plants costs beyond the one its door charged. */
+const unitsFor = (rows: number) => Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1;
 
 /** The access rule of a write by id (the same one every list applies). */
 const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);
 
-export async function bulkDelete(actor: Actor, tokenKey: string, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
+export async function bulkDelete(actor: Actor, charge: (units: number) => void, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(tokenKey, ids.length);
+  charge(unitsFor(ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const now = BigInt(Date.now());
   const deleted = await db.$transaction(async (tx) => {
@@ -75,9 +73,9 @@ export async function bulkDelete(actor: Actor, tokenKey: string, selection: Bulk
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }
 
-export async function bulkRetag(actor: Actor, tokenKey: string, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
+export async function bulkRetag(actor: Actor, charge: (units: number) => void, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(tokenKey, ids.length);
+  charge(unitsFor(ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));

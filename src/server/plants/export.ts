@@ -3,9 +3,9 @@ import 'server-only';
 import { can, type Actor } from '@/server/auth/permissions';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
+import { ROWS_PER_UNIT } from '@/shared/limits';
 import { DEFAULT_SORT, type PlantFilters, type PlantSort } from '@/shared/plants';
 
-import { waitForRows } from './cost';
 import { type KeysetPosition, positionOfRow, ready, selectFrom } from './query';
 
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
@@ -41,18 +41,28 @@ export function claimExport(tokenKey: string): () => void {
 
 /**
  * Every plant of the view as CSV, in the view's order: the filters and sort of the table, keyset batches of
- * EXPORT_BATCH rows (a deep batch costs what the first one does), each charged to the token's row budget.
+ * EXPORT_BATCH rows (a deep batch costs what the first one does), each charged to the token's bucket as a
+ * list of as many rows is (ROWS_PER_UNIT); a batch the bucket cannot pay yet waits for it, so a large export
+ * is slowed to the token's rate rather than cut off half-written. `takeUnits` answers the wait when refused.
  * Ids are written as the database holds them (exact int64); owner and creation time for admins, as in the
  * table. Text is made safe for spreadsheets (shared/csv.ts).
  */
-export async function* plantsCsv(actor: Actor, tokenKey: string, input: PlantFilters & { sort?: PlantSort }, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* plantsCsv(
+  actor: Actor,
+  takeUnits: (units: number) => { retryAfterMs: number } | undefined,
+  input: PlantFilters & { sort?: PlantSort },
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
   const { sort = DEFAULT_SORT, ...filters } = input;
   await ready(filters, sort);
   const withOwner = can(actor, 'plants:any');
   yield CSV_BOM + csvRecord(withOwner ? ['id', 'name', 'tag', 'owner', 'created'] : ['id', 'name', 'tag']);
   let from: KeysetPosition | undefined;
   for (;;) {
-    await waitForRows(tokenKey, EXPORT_BATCH, signal);
+    for (let refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(10, refused!.retryAfterMs)));
+      if (signal?.aborted) throw signal.reason;
+    }
     const rows = await selectFrom(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner });
     if (rows.length === 0) return;
     let chunk = '';

@@ -31,7 +31,7 @@ import { pagePlants } from './page';
 import { suggestTags } from './tags';
 import { restorePlants } from './undo';
 
-/** Whose budgets a call draws on (rows, open streams): the token's, as the request limit is. */
+/** Whose open live streams a call counts against: the token's, as the request limit is. */
 const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
 
 const tags = ['plants'];
@@ -138,10 +138,10 @@ export const plantsRouter = createTRPCRouter({
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
-  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, tokenKey(ctx), input.selection, input.keepForUndo)),
+  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),
 
   /** The admin page's bulk re-tag (null removes the tag), like deleteMany (tRPC only). */
-  retagMany: protectedProcedure.input(retagPlantsInput).mutation(({ ctx, input }) => bulkRetag(ctx.actor, tokenKey(ctx), input.selection, input.tag)),
+  retagMany: protectedProcedure.input(retagPlantsInput).mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag)),
 
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
   restore: protectedProcedure.input(restorePlantsInput).mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),

@@ -41,7 +41,7 @@ export type Context = {
 };
 
 /** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
-export type ChargeBucket = (units: number) => { message: string; headers: Record<string, string> } | undefined;
+export type ChargeBucket = (units: number) => { message: string; headers: Record<string, string>; retryAfterMs: number } | undefined;
 
 export function contextFor(auth: AuthState, requestId: string = randomUUID(), chargeBucket?: ChargeBucket): Context {
   const responseHints: Context['responseHints'] = {};

@@ -10,7 +10,7 @@ import { problemOf } from '../problems';
 /**
  * Runs a bulk change over a whole selection, call by call (each call takes at most BULK_MAX plants; a
  * "matching" selection goes on from where the last call stopped), waiting and going on when the server
- * says the token's row budget needs a moment (429). Reports progress as it goes.
+ * says the token's rate limit needs a moment (429). Reports progress as it goes.
  */
 export type BulkAction = { kind: 'delete'; keepForUndo: boolean } | { kind: 'retag'; tag: string | null };
 /** `doneIds` only for a selection of ids (what undo needs); a "select all" of 100,000 keeps the count. */

@@ -26,8 +26,11 @@ function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, su
   });
 }
 
-/** A refused charge: the 429's sentence and headers (`Retry-After`, `RateLimit-*`), for a door to render. */
-export type ChargeRefused = { message: string; headers: Record<string, string> };
+/**
+ * A refused charge: the 429's sentence and headers (`Retry-After`, `RateLimit-*`), for a door to render, and
+ * the exact wait until the units are there (a streamed export waits between batches instead of failing).
+ */
+export type ChargeRefused = { message: string; headers: Record<string, string>; retryAfterMs: number };
 
 /**
  * Who a request speaks for, and whether they may ask now: one guard for both doors, so a token has one
@@ -64,7 +67,7 @@ export function createAuthGuard(options: AuthGuardOptions) {
     const decision = perToken(String(auth.tokenId), units);
     if (decision.allowed) return undefined;
     const refusal = tooManyRequests(decision, 'for this token');
-    return { message: refusal.problem.message, headers: refusal.headers };
+    return { message: refusal.problem.message, headers: refusal.headers, retryAfterMs: decision.retryAfterMs };
   }
 
   /**

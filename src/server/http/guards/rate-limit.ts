@@ -1,7 +1,7 @@
 /** A token bucket: `burst` requests at once, refilled at `perSecond`. */
 export type RateLimitPolicy = { burst: number; perSecond: number };
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; policy: RateLimitPolicy };
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; retryAfterMs: number; policy: RateLimitPolicy };
 
 /**
  * Token buckets per key (a token, a client address), in memory. Memory is bounded: past `maxKeys` the
@@ -27,7 +27,8 @@ export function createRateLimiter(policy: RateLimitPolicy, options: { maxKeys?: 
     buckets.delete(key);
     if (refilled < cost) {
       buckets.set(key, { tokens: refilled, updatedAt: time });
-      return { allowed: false, retryAfterSeconds: Math.ceil((cost - refilled) / policy.perSecond), policy };
+      const waitMs = ((cost - refilled) / policy.perSecond) * 1000;
+      return { allowed: false, retryAfterSeconds: Math.ceil(waitMs / 1000), retryAfterMs: Math.ceil(waitMs), policy };
     }
     buckets.set(key, { tokens: refilled - cost, updatedAt: time });
     if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);

@@ -15,7 +15,7 @@ export const EXPORT_PATH = '/api/plants/export';
 /**
  * `GET /api/plants/export`: the plants a list with the same filters would return, all of them, as a CSV file
  * (text/csv), in the order `sort` and `dir` ask for. Streamed in batches with the socket's backpressure, so
- * its memory does not grow with the store; charged to the token's row budget (plants/cost.ts). Everything
+ * its memory does not grow with the store; charged to the token's bucket like a list of as many rows. Everything
  * before the first byte (route, token, parameters, a place to run) fails as the other operations do, with
  * the contract's JSON error; a failure after it can only cut the file short, so the connection is reset
  * rather than ended, and a client cannot mistake a partial file for a whole one.
@@ -71,7 +71,7 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
     const aborted = new AbortController();
     const onClose = () => aborted.abort(new Error('the client went away'));
     response.once('close', onClose);
-    const rows = plantsCsv(auth.actor, String(auth.tokenId), { q, tag, owner, sort }, aborted.signal);
+    const rows = plantsCsv(auth.actor, (units) => options.authenticate.chargeMore(auth, units), { q, tag, owner, sort }, aborted.signal);
     try {
       // The first chunk (the header line) comes after the checks a query can fail, so a failure there is
       // still a proper answer.
