@@ -7,7 +7,7 @@ describe('rate limiter', () => {
     let time = 0;
     const take = createRateLimiter({ burst: 3, perSecond: 2 }, { now: () => time });
     expect([take('a'), take('a'), take('a')].every((decision) => decision.allowed)).toBe(true);
-    expect(take('a')).toEqual({ allowed: false, retryAfterSeconds: 1, policy: { burst: 3, perSecond: 2 } });
+    expect(take('a')).toEqual({ allowed: false, retryAfterSeconds: 1, retryAfterMs: expect.any(Number), policy: { burst: 3, perSecond: 2 } });
     time += 500;
     expect(take('a').allowed).toBe(true);
     expect(take('a').allowed).toBe(false);
@@ -29,7 +29,7 @@ describe('rate limiter', () => {
     let time = 0;
     const take = createRateLimiter({ burst: 10, perSecond: 1 }, { now: () => time });
     expect(take('a', 8).allowed).toBe(true);
-    expect(take('a', 3)).toEqual({ allowed: false, retryAfterSeconds: 1, policy: { burst: 10, perSecond: 1 } });
+    expect(take('a', 3)).toEqual({ allowed: false, retryAfterSeconds: 1, retryAfterMs: expect.any(Number), policy: { burst: 10, perSecond: 1 } });
     expect(take('a', 2).allowed).toBe(true);
     time += 3_000;
     expect(take('a', 3).allowed).toBe(true);
@@ -40,9 +40,9 @@ describe('rate limiter', () => {
     let time = 0;
     const take = createRateLimiter({ burst: 50, perSecond: 10 }, { now: () => time });
     expect(take('a', 100).allowed).toBe(true);
-    expect(take('a', 1)).toEqual({ allowed: false, retryAfterSeconds: 1, policy: { burst: 50, perSecond: 10 } });
+    expect(take('a', 1)).toEqual({ allowed: false, retryAfterSeconds: 1, retryAfterMs: expect.any(Number), policy: { burst: 50, perSecond: 10 } });
     time += 2_000;
-    expect(take('a', 100)).toEqual({ allowed: false, retryAfterSeconds: 3, policy: { burst: 50, perSecond: 10 } });
+    expect(take('a', 100)).toEqual({ allowed: false, retryAfterSeconds: 3, retryAfterMs: expect.any(Number), policy: { burst: 50, perSecond: 10 } });
     time += 3_000;
     expect(take('a', 100).allowed).toBe(true);
   });

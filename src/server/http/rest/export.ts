@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 
 import { claimExport, plantsCsv } from '@/server/plants/export';
 import { problemFromError } from '@/server/problems';
-import { AppError } from '@/shared/errors';
+import { AppError, type ErrorKind } from '@/shared/errors';
 import { exportPlantsInput, PLANT_SORT_KEYS } from '@/shared/plants';
 
 import { type Authenticate, requireToken } from '../guards/auth';
@@ -11,6 +11,9 @@ import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request'
 import { problemReply, type Reply, Refusal, refuse, writeReply } from '../reply';
 
 export const EXPORT_PATH = '/api/plants/export';
+
+/** What the export answers besides its file, from the catalogue (the document lists them per status, as for every operation). */
+export const EXPORT_ERRORS: readonly ErrorKind[] = ['invalidQueryParameter', 'ownerFilterForAdmins', 'missingToken', 'invalidToken', 'tooManyRequests', 'internal'];
 
 /**
  * `GET /api/plants/export`: the plants a list with the same filters would return, all of them, as a CSV file
@@ -129,9 +132,6 @@ export const exportOperationDocument = {
         headers: { 'Content-Disposition': { description: '`attachment; filename="plants-YYYY-MM-DD.csv"`', schema: { type: 'string' } } },
         content: { 'text/csv': { schema: { type: 'string' } } },
       },
-      '400': { description: 'A parameter is not valid, or a member sent owner' },
-      '401': { description: 'The bearer token is missing or not valid' },
-      '429': { description: 'Too many requests, or an export for this token is still running' },
     },
   },
 };
