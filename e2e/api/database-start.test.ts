@@ -117,7 +117,10 @@ function expectOneLineRefusal(run: Run, { url, says }: { url: string; says: RegE
   expect(`${run.stdout}\n${run.stderr}`).not.toMatch(/\n\s+at /);
 }
 
-describe.runIf(testEngine === 'sqlite')('SQLite at start', () => {
+/** Starting a server (twice, in the first case) takes more than the suite's 30 s per test on a busy machine. */
+const STARTS = { timeout: 120_000 };
+
+describe.runIf(testEngine === 'sqlite')('SQLite at start', STARTS, () => {
   let root: string;
   beforeAll(() => {
     root = mkdtempSync(path.join(os.tmpdir(), 'plant-store-database-start-'));
@@ -215,7 +218,7 @@ describe.runIf(testEngine === 'sqlite')('SQLite at start', () => {
   });
 });
 
-describe.runIf(testEngine === 'postgresql')('PostgreSQL at start', () => {
+describe.runIf(testEngine === 'postgresql')('PostgreSQL at start', STARTS, () => {
   it('stops with one line when the server cannot be reached, never printing the password', async () => {
     const port = await freePort();
     const run = await start('server.mjs', { cwd: os.tmpdir(), env: { DATABASE_URL: `postgresql://plants:hunter2@127.0.0.1:${port}/plants?sslmode=disable` } }).exit;
