@@ -24,6 +24,8 @@ test.describe('Prisma Studio (npm run studio)', () => {
   let output = '';
 
   test.beforeAll(async () => {
+    // tsx, then Prisma's CLI loading Studio: seconds here, more on a busy machine. A bound against a hang only.
+    test.setTimeout(180_000);
     dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-studio-'));
     const file = path.join(dir, 'plants.db');
     await applyMigrations({ databaseUrl: `file:${file}`, log: () => {} });
