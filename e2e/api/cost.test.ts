@@ -36,7 +36,7 @@ const FLOOD_CONNECTIONS = 8;
 type Context = { host: string; member: string };
 /**
  * `units`: what the request is charged against its token's bucket where that is more than one call's worth
- * (README, "Rate limits: a call is charged what it does"). A unit stands for about a millisecond of the
+ * (docs/api.md, "Rate limits: a call is charged what it does"). A unit stands for about a millisecond of the
  * server's work, so such a request may cost up to `units` × BUDGET_MS_PER_UNIT: it pays for what it costs.
  */
 type HostileRequest = {

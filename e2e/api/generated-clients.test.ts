@@ -1,8 +1,8 @@
 /**
- * Clients generated from the served document keep ids exact (README, "Generated clients: ids stay
- * exact"). The set-ups are read from README itself, so the text a user copies is the text tested:
+ * Clients generated from the served document keep ids exact (docs/api.md, "Generated clients: ids stay
+ * exact"). The set-ups are read from docs/api.md itself, so the text a user copies is the text tested:
  * openapi-typescript + openapi-fetch, @hey-api/openapi-ts and orval each generate a client from
- * `GET /api/openapi.json` of a real built server, `tsc --strict` compiles it with README's files and the
+ * `GET /api/openapi.json` of a real built server, `tsc --strict` compiles it with docs/api.md's files and the
  * adapters in generated-clients/ (which also pin the types: an int64 is a bigint or `number | bigint`,
  * never a plain number), and each client makes the round trip in plain Node: 9007199254740993 and both
  * int64 extremes created, listed by following `Link`, patched as merge patches and deleted, exactly, and
@@ -22,7 +22,7 @@ import { childEnv, projectRoot } from '../support/build';
 const run = promisify(execFile);
 const bin = (name: string) => path.join(projectRoot, 'node_modules', '.bin', name);
 const CLIENTS = ['openapi-fetch', 'hey-api', 'orval'] as const;
-const README_FILES = [
+const DOCUMENTED_FILES = [
   'plant-store-json.ts',
   'plant-store-types.mjs',
   'plant-store-openapi-fetch.ts',
@@ -32,10 +32,10 @@ const README_FILES = [
   'plant-store-orval-fetch.ts',
 ];
 
-/** README's code blocks marked with a file name: ```ts file=plant-store-json.ts */
-function readmeFiles(): Map<string, string> {
-  const readme = readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
-  return new Map([...readme.matchAll(/^```[a-z]+ file=(\S+)\n([\s\S]*?)^```$/gm)].map((match) => [match[1]!, match[2]!]));
+/** docs/api.md's code blocks marked with a file name: ```ts file=plant-store-json.ts */
+function documentedFiles(): Map<string, string> {
+  const apiDoc = readFileSync(path.join(projectRoot, 'docs', 'api.md'), 'utf8');
+  return new Map([...apiDoc.matchAll(/^```[a-z]+ file=(\S+)\n([\s\S]*?)^```$/gm)].map((match) => [match[1]!, match[2]!]));
 }
 
 /** Runs a command in the clients' folder; a failure shows what it printed. */
@@ -53,8 +53,8 @@ describe.skipIf(process.env.TEST_DATABASE === 'postgresql')('clients generated f
   const server = setupServer();
 
   it('generates openapi-fetch, hey-api and orval clients from the served document that compile under --strict and keep ids exact', { timeout: 240_000 }, async () => {
-    const files = readmeFiles();
-    expect([...files.keys()].sort(), 'the set-up files README shows').toEqual([...README_FILES].sort());
+    const files = documentedFiles();
+    expect([...files.keys()].sort(), 'the set-up files docs/api.md shows').toEqual([...DOCUMENTED_FILES].sort());
 
     const folder = path.join(projectRoot, 'test-results', `generated-clients-${process.env.TEST_DATABASE ?? 'sqlite'}`);
     rmSync(folder, { recursive: true, force: true });
@@ -63,7 +63,7 @@ describe.skipIf(process.env.TEST_DATABASE === 'postgresql')('clients generated f
     const adapters = path.join(import.meta.dirname, 'generated-clients');
     for (const name of readdirSync(adapters)) cpSync(path.join(adapters, name), path.join(folder, name));
 
-    // Generated as README says, from the served document, all three at once.
+    // Generated as docs/api.md says, from the served document, all three at once.
     const timings: string[] = [];
     const timed = async (what: string, work: Promise<unknown>) => {
       const started = performance.now();

@@ -1,5 +1,5 @@
 /**
- * The decisions the contract left open and the README writes down ("Decisions the contract left open"):
+ * The decisions the contract left open and docs/api.md writes down ("Decisions the contract left open"):
  * HEAD and OPTIONS, caching, CORS, query parameters, the health check, the 500 message's request id.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

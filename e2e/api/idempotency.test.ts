@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on POST /api/plants (CONTRACT.md, "Additions"): a retry with the same key and body is
+ * Idempotency-Key on POST /api/plants (docs/contract.md, "1.1.0: idempotent create"): a retry with the same key and body is
  * answered as the first request was and creates nothing; another body is a 422, a key in flight a 409,
  * a malformed key a 400. Keys belong to a user, live in the database (so they hold across a restart)
  * and last 24 hours. Runs on both engines.

@@ -2,7 +2,7 @@
  * Two app instances on two ports against one database: what a load balancer in front of several
  * instances gives its clients. On PostgreSQL this is the scale-out setup; on SQLite it is two processes
  * on one file (one machine). Either way the instances share everything but two things kept in memory,
- * each with a stated bound (README, "Scaling out"): accepted tokens (a revoke made elsewhere takes
+ * each with a stated bound (docs/scaling.md): accepted tokens (a revoke made elsewhere takes
  * effect within the auth cache's lifetime) and rate-limit buckets (each instance counts its own).
  */
 import superjson from 'superjson';

@@ -1,6 +1,6 @@
 /**
  * The served OpenAPI document lints clean: Spectral's OpenAPI rules and the OWASP API Security ruleset,
- * with the exceptions the committed ruleset (.spectral.yaml) names and README explains. Any finding,
+ * with the exceptions the committed ruleset (.spectral.yaml) names and docs/api.md explains. Any finding,
  * error or warning, fails. Spectral runs as a user runs it (its CLI, from this install, offline). The
  * document does not depend on the database, so the PostgreSQL run of the suite skips this file.
  */

@@ -282,7 +282,7 @@ describe('/api/docs', () => {
 });
 
 /**
- * The interface (plant-store-interface.md) as a generated client would type it: Plant {name, tag?},
+ * The interface (docs/contract.md, "Where it comes from") as a generated client would type it: Plant {name, tag?},
  * NewPlant {id, name, tag?}, Error {error, message}, under {base_url} = /api. Such a client must work
  * against the server unchanged: what it sends is accepted, what it gets back fits its types.
  */

@@ -1,5 +1,5 @@
 /**
- * Rate limits (RATE_LIMIT_PER_TOKEN, RATE_LIMIT_AUTH_FAILURES; see README) are not in the contract, but
+ * Rate limits (RATE_LIMIT_PER_TOKEN, RATE_LIMIT_AUTH_FAILURES; see docs/configuration.md) are not in the contract, but
  * their refusals are failures under /api, so the contract's error rules hold for them: an {error, message}
  * JSON body with its own value, documented in the OpenAPI document. This server runs with tiny limits
  * that refill slowly (one request per 100 s), so the tests meet them at once.

@@ -8,7 +8,7 @@ import { expect, test } from './fixtures';
 /**
  * Sorting at 100,000 plants, on a server of its own (the suite's shared one stays small): the order is
  * right at both ends and across a page turn, in both directions, and every page is a keyset page. How
- * long each takes is measured by e2e/browser/scale/timings.mjs (README, "At scale"), not asserted here.
+ * long each takes is measured by e2e/browser/scale/timings.mjs (docs/admin-page.md, "At scale"), not asserted here.
  */
 const COUNT = 100_000;
 const WORDS = ['Monstera', 'Ficus', 'Fern', 'Palm', 'Aloe', 'Cactus', 'Orchid', 'Begonia', 'Calathea', 'Pothos', 'Straße', 'Ivy'];

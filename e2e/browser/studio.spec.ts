@@ -2,7 +2,7 @@
  * `npm run studio` in a real browser: Prisma Studio behind the project's guard (src/tooling/studio.ts), on a
  * SQLite file of its own. The page must work under the guard's CSP, nothing it does may leave this machine (its
  * page calls Prisma's update server on its own, whatever the environment says), it must be reachable on
- * 127.0.0.1 only, and what the README says Studio gets wrong (ids beyond 2^53) must still be what it gets wrong.
+ * 127.0.0.1 only, and what docs/commands.md ("Prisma Studio") says Studio gets wrong (ids beyond 2^53) must still be what it gets wrong.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

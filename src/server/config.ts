@@ -7,7 +7,7 @@ import { databaseEngine, DEFAULT_DATABASE_URL } from './db/database-url';
 
 /**
  * The one description of the environment the server, the token command and the migration runner read:
- * every variable of the README's Configuration table, parsed once at start. A bad value stops the start
+ * every variable of docs/configuration.md's table, parsed once at start. A bad value stops the start
  * with a message that names the variable and says what it accepts; nothing else reads process.env.
  */
 

@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 
 import { errorCatalog } from './errors';
 
-const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+const apiDoc = readFileSync(path.resolve(import.meta.dirname, '../../docs/api.md'), 'utf8');
 
-/** The rows of README's error table: the table that follows the heading "### Errors". */
-function readmeErrorRows(): string[] {
-  const section = readme.slice(readme.indexOf('\n### Errors\n'));
+/** The rows of docs/api.md's error table: the table that follows the heading "## Errors". */
+function documentedErrorRows(): string[] {
+  const section = apiDoc.slice(apiDoc.indexOf('\n## Errors\n'));
   const table = section.slice(section.indexOf('\n| error | status | meaning |\n'));
   return table
     .split('\n')
@@ -18,11 +18,11 @@ function readmeErrorRows(): string[] {
 }
 
 describe('the error catalogue', () => {
-  it('is the table in README, row for row (values, statuses and meanings)', () => {
+  it('is the table in docs/api.md, row for row (values, statuses and meanings)', () => {
     const expected = Object.values(errorCatalog)
       .toSorted((a, b) => a.value - b.value)
       .map(({ value, status, meaning }) => `| ${value} | ${status} | ${meaning} |`);
-    expect(readmeErrorRows(), `README's "### Errors" table should read:\n${expected.join('\n')}`).toEqual(expected);
+    expect(documentedErrorRows(), `docs/api.md's "## Errors" table should read:\n${expected.join('\n')}`).toEqual(expected);
   });
 
   it('has one value per kind, each its status times 100 plus a running number', () => {

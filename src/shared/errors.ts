@@ -7,7 +7,7 @@ const KIB = 1024;
  * Values are the status times 100 plus a running number, so a person reading a log can tell the status
  * from the value. Never renumber an entry: clients switch on these. `meaning` is Markdown: the OpenAPI
  * document lists it (in its info table, and per operation for the values that operation can return), and
- * README's "Errors" table is held to it by a unit test (errors.test.ts).
+ * docs/api.md's "Errors" table is held to it by a unit test (errors.test.ts).
  */
 export const errorCatalog = {
   invalidJson: { value: 40000, status: 400, meaning: 'The request body is not valid JSON (also: empty, not UTF-8, a key given twice).' },

@@ -29,14 +29,14 @@ export const QUOTED_NAME_MAX_LENGTH = 64;
 
 /**
  * Idempotency keys one user keeps at once (each at most ~1.6 KB: the key, a fingerprint and a create's answer).
- * A new key beyond them evicts that user's oldest answered key (README, "Safe retries").
+ * A new key beyond them evicts that user's oldest answered key (docs/api.md, "Safe retries").
  */
 export const IDEMPOTENCY_KEYS_PER_USER = 10_000;
 /** The largest answer an Idempotency-Key keeps; a larger one is not kept (the retry runs again). */
 export const IDEMPOTENCY_ANSWER_MAX_BYTES = 4 * 1024;
 
 /*
- * What a call is charged against its token's rate-limit bucket (README, "Rate limits: a call is charged what
+ * What a call is charged against its token's rate-limit bucket (docs/api.md, "Rate limits: a call is charged what
  * it does"), in units of about a millisecond of the server's work: one per call, and beyond that, once the
  * input is read:
  */

@@ -9,7 +9,7 @@
 //   variable turns off (the page cannot see the environment);
 // - its page loads nothing else from the network (scripts and styles are its own files);
 // - it opens a browser unless `--browser none`, and creates an empty SQLite file when the URL names none;
-// - it reads SQLite integers as JavaScript numbers: ids beyond 2^53 are rounded (README, Prisma Studio).
+// - it reads SQLite integers as JavaScript numbers: ids beyond 2^53 are rounded (docs/commands.md, "Prisma Studio").
 //
 // So Studio runs on a loopback port of its own with the CLI's checks off, and people reach it through a guard on
 // 127.0.0.1 that answers only to loopback Host names and its own Origin, keeps the page's telemetry on this

@@ -5,7 +5,7 @@
  * typed address) starts with an empty sessionStorage, so it asks the tabs already open on a
  * BroadcastChannel (same origin, same browser profile only), and one that is signed in hands its token
  * over; with no tab open it shows the sign-in form. Signing out signs out every tab. Why not localStorage:
- * see README, "Sessions".
+ * see docs/admin-page.md, "Sessions".
  */
 
 const STORAGE_KEY = 'plant-store.token';

@@ -1,4 +1,4 @@
-/** @hey-api/openapi-ts's SDK, set up as README shows, through the round trip. */
+/** @hey-api/openapi-ts's SDK, set up as docs/api.md shows, through the round trip. */
 import { client as heyApiClient } from './plant-store-hey-api/client.gen';
 import { createPlant, deletePlant, listPlants, updatePlant } from './plant-store-hey-api/sdk.gen';
 import type { CreatePlantErrors, Plant } from './plant-store-hey-api/types.gen';

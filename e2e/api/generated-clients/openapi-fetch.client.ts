@@ -1,4 +1,4 @@
-/** openapi-typescript's types and openapi-fetch, set up as README shows, through the round trip. */
+/** openapi-typescript's types and openapi-fetch, set up as docs/api.md shows, through the round trip. */
 import type { components } from './plant-store';
 import { plantStore } from './plant-store-openapi-fetch';
 import { nextPage } from './plant-store-json';

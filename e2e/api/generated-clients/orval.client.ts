@@ -1,4 +1,4 @@
-/** orval's functions and the mutator, set up as README shows, through the round trip. */
+/** orval's functions and the mutator, set up as docs/api.md shows, through the round trip. */
 import { createPlant, deletePlant, listPlants, type Plant, updatePlant } from './plant-store-orval';
 import { PlantStoreError, plantStoreConnection } from './plant-store-orval-fetch';
 import { nextPage } from './plant-store-json';

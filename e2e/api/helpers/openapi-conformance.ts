@@ -23,7 +23,7 @@ export type OpenApiDocument = {
 const INT32 = 2 ** 31;
 /**
  * Served under /api but not operations of the document: the document itself, the docs UI, and the
- * health check (README: "not part of the OpenAPI document").
+ * health check (docs/api.md: "not part of the OpenAPI document").
  */
 const NOT_OPERATIONS = [/^\/api\/openapi\.json$/, /^\/api\/docs(\/|$)/, /^\/api\/health$/];
 const INT64 = 2 ** 63;

@@ -1,5 +1,5 @@
 // Seeds N plants (default 100,000) owned by user 1 straight into a SQLite file of the app, for the timings
-// in README ("At scale"). Not a test. Usage, with a server started on that file (its first admin is user 1):
+// in docs/admin-page.md ("At scale"). Not a test. Usage, with a server started on that file (its first admin is user 1):
 //   node e2e/browser/scale/seed.mjs /tmp/big.db 100000
 import Database from 'better-sqlite3';
 const db = new Database(process.argv[2]);

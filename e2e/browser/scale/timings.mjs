@@ -1,4 +1,4 @@
-// Times search, filters and paging in Chromium against a running server (README, "At scale"). Not a test:
+// Times search, filters and paging in Chromium against a running server (docs/admin-page.md, "At scale"). Not a test:
 // timings do not belong in a pass/fail suite. Usage: node e2e/browser/scale/timings.mjs <admin token> [base URL]
 import { chromium } from '@playwright/test';
 const [token, base = 'http://127.0.0.1:3917'] = process.argv.slice(2);

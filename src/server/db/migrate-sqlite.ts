@@ -115,7 +115,7 @@ export function applySqliteMigrations(databaseUrl: string, files: MigrationFile[
   try {
     // Only a file without tables takes this (on any other it changes nothing): freed pages can then be given
     // back to the file system a batch at a time (returnFreePages in db/client.ts) instead of staying in the
-    // file for good. An older file keeps reusing its free pages; `VACUUM` once, offline, converts it (README).
+    // file for good. An older file keeps reusing its free pages; `VACUUM` once, offline, converts it (docs/api.md, "Safe retries").
     db.pragma('auto_vacuum = INCREMENTAL');
     enableWal(db);
     // Prisma's table redefinitions toggle foreign keys inside the script, which SQLite ignores within a transaction;

@@ -21,7 +21,7 @@ export type TablePage = {
  * A page of the admin table, in any of its sorts: keyset paging on (sort key, id) in both directions, plus
  * the two counts that place it ("26–50 of 186"). The address names a page by a row id (`after=ID`); its
  * place in the order is read from that row. Every query walks an index in the sort's order; the counts are
- * the only part whose cost grows with the store (see README, "At scale").
+ * the only part whose cost grows with the store (see docs/admin-page.md, "At scale").
  */
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
   const { size, cursor, sort = DEFAULT_SORT, ...filters } = input;

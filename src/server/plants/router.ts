@@ -37,7 +37,7 @@ const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
 const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
-/** A name search scans the caller's plants where every other read walks an index (README, "Rate limits"). */
+/** A name search scans the caller's plants where every other read walks an index (docs/api.md, "Rate limits"). */
 const searchCost = (q: string | undefined) => (q === undefined ? 0 : SEARCH_COST);
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */

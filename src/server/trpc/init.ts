@@ -154,7 +154,7 @@ function guard(permission?: Permission) {
 }
 
 /**
- * What a call costs against its token's bucket when that depends on its input (README, "Rate limits"): the
+ * What a call costs against its token's bucket when that depends on its input (docs/api.md, "Rate limits"): the
  * doors charge one unit per call before reading anything; this charges the rest once the input is parsed,
  * before the operation runs. Goes after `.input()`; `cost` is the call's whole cost.
  */

@@ -188,7 +188,7 @@ describe('the delivery log', () => {
 
     const test = await admin.caller.webhooks.sendTest({ id: endpoint.id });
     expect(test).toMatchObject({ endpointId: endpoint.id, type: 'webhook.test', plantId: null, status: 'pending' });
-    // The webhook-id README promises for every event, the test event's too.
+    // The webhook-id docs/webhooks.md promises for every event, the test event's too.
     expect(test.eventId).toMatch(/^msg_[0-9a-f]{32}$/);
 
     // The plant id is read from the body exactly, past what a double holds.

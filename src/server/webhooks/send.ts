@@ -6,7 +6,7 @@ import { WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 
 import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
 
-/** A 2xx within this time is a delivery (CONTRACT.md). DNS, connecting, TLS and the answer all count. */
+/** A 2xx within this time is a delivery (docs/contract.md, "1.1.0: webhooks"). DNS, connecting, TLS and the answer all count. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'PlantStore-Webhooks/1.1';
 

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { WEBHOOK_URL_MAX_LENGTH } from '@/shared/webhooks';
 
 /**
- * The SSRF guard: where a webhook may be sent. CONTRACT.md: an https URL (http only to a loopback address,
+ * The SSRF guard: where a webhook may be sent. docs/contract.md, "1.1.0: webhooks": an https URL (http only to a loopback address,
  * and only with WEBHOOKS_ALLOW_HTTP=1); hosts that are, or resolve to, private, loopback or link-local
  * addresses are refused unless WEBHOOKS_ALLOW_PRIVATE=1. Addresses that are no destination at all
  * (unspecified, multicast, broadcast, documentation, reserved) are refused always.

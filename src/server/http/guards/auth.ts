@@ -41,7 +41,7 @@ export type ChargeRefused = { message: string; headers: Record<string, string>; 
  * A request does more than one call's work with a large body (`chargeForBody`, before it is parsed) or
  * with its input (a bulk delete, a long list, a name search): that is charged once the input is read,
  * through `chargeMore`, which the doors hand to the procedures in the context (`ctx.charge`). A call is
- * charged what it does, on whichever door (README, "Rate limits: a call is charged what it does").
+ * charged what it does, on whichever door (docs/api.md, "Rate limits: a call is charged what it does").
  */
 export function createAuthGuard(options: AuthGuardOptions) {
   const perToken = options.perToken ? createRateLimiter(options.perToken) : undefined;
