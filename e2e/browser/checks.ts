@@ -3,9 +3,15 @@ import type { Locator, Page } from '@playwright/test';
 
 import { expect } from './fixtures';
 
-/** axe's serious and critical findings on the page as it is now (WCAG 2.1 A/AA and best practice). */
-export async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+/**
+ * axe's serious and critical findings on the page as it is now (WCAG 2.1 A/AA and best practice); with
+ * `within` (CSS selectors), in those parts only: a widget's states without a whole-page scan each (a few
+ * seconds on a busy machine), where another test covers the page around it.
+ */
+export async function seriousViolations(page: Page, within: string[] = []) {
+  const builder = new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']);
+  for (const selector of within) builder.include(selector);
+  const results = await builder.analyze();
   return results.violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => node.target.join(' ')) }));

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 import Database from 'better-sqlite3';
 
 import { foldForSearch } from '@/shared/plants';
@@ -7,7 +9,9 @@ import { expect, test } from './fixtures';
 
 /**
  * Sorting at 100,000 plants, on a server of its own (the suite's shared one stays small): the order is
- * right at both ends and across a page turn, in both directions, and every page is a keyset page. How
+ * right at both ends and across a page turn, in both directions, for every sort key of the table; the tag,
+ * created and owner sorts are ties almost throughout here (one tag, one creation time, one owner), so the
+ * pages also prove the keyset's id tie-break and the untagged segment after the tagged one at scale. How
  * long each takes is measured by e2e/browser/scale/timings.mjs (docs/admin-page.md, "At scale"), not asserted here.
  */
 const COUNT = 100_000;
@@ -60,5 +64,67 @@ test('sorts 100,000 plants by name both ways, with keyset pages at both ends', a
   await expect.poll(ids).toEqual(expected.slice(-25).reverse());
   await pager.getByRole('button', { name: 'Next page' }).click();
   await expect.poll(ids).toEqual(expected.slice(-50, -25).reverse());
+  await context.close();
+});
+
+test('sorts 100,000 plants by tag, created and owner both ways: ties by id, untagged after every tag, at both ends', async ({ browser }) => {
+  const all = Array.from({ length: COUNT }, (_, index) => String(1_000_001 + index));
+  // Plant i is untagged when i % 5 === 0 (its id ends in 0 or 5); equal keys go by id.
+  const tagged = all.filter((id) => !/[05]$/.test(id));
+  const untagged = all.filter((id) => /[05]$/.test(id));
+  const byTag = [...tagged, ...untagged];
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  await page.goto('/plants?sort=tag');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const range = page.getByTestId('plants-range');
+  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  const pager = page.getByRole('navigation', { name: 'Plant pages' });
+  /** The view at `path`: its first page, the next one, the last one and the one before it. */
+  const walk = async (path: string, order: string[]) => {
+    if (!page.url().endsWith(path)) await page.goto(path);
+    await expect(range).toHaveText('1–25 of 100,000');
+    await expect.poll(ids, `${path}, first page`).toEqual(order.slice(0, 25));
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await expect(range).toHaveText('26–50 of 100,000');
+    await expect.poll(ids, `${path}, second page`).toEqual(order.slice(25, 50));
+    await pager.getByRole('button', { name: 'Last page' }).click();
+    await expect(range).toHaveText('99,976–100,000 of 100,000');
+    await expect.poll(ids, `${path}, last page`).toEqual(order.slice(-25));
+    await pager.getByRole('button', { name: 'Previous page' }).click();
+    await expect(range).toHaveText('99,951–99,975 of 100,000');
+    await expect.poll(ids, `${path}, the page before the last`).toEqual(order.slice(-50, -25));
+  };
+  await walk('/plants?sort=tag', byTag);
+  await walk('/plants?sort=tag&dir=desc', [...byTag].reverse());
+  await walk('/plants?sort=created&dir=desc', [...all].reverse());
+  await walk('/plants?sort=owner', all);
+  await context.close();
+});
+
+test('exports all 100,000 plants of a sorted view from the page, in its order, exact', async ({ browser }) => {
+  const all = Array.from({ length: COUNT }, (_, index) => 1 + index);
+  // Tag descending: the untagged (every fifth) first, each part by id descending.
+  const order = [...all.filter((i) => i % 5 !== 0), ...all.filter((i) => i % 5 === 0)].reverse();
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  await page.goto('/plants?sort=tag&dir=desc');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('plants-range')).toHaveText('1–25 of 100,000');
+  const download = page.waitForEvent('download', { timeout: 60_000 });
+  await page.getByRole('button', { name: /Export CSV/ }).click();
+  const file = await download;
+  const lines = readFileSync((await file.path())!, 'utf8').split('\r\n');
+  expect(lines[0]).toBe('\uFEFFid,name,tag,owner,created');
+  expect(lines.at(-1)).toBe('');
+  const rows = lines.slice(1, -1);
+  expect(rows).toHaveLength(COUNT);
+  expect(rows.map((line) => line.slice(0, line.indexOf(',')))).toEqual(order.map((i) => String(1_000_000 + i)));
+  // A whole row of each kind, as a spreadsheet will read it.
+  expect(rows[0]).toMatch(new RegExp(`^1100000,${nameOf(100_000)},,admin,\\d{4}-\\d\\d-\\d\\dT`));
+  expect(rows.at(-1)).toMatch(new RegExp(`^1000001,${nameOf(1)},tag,admin,\\d{4}-`));
+  await expect(page.getByRole('status').filter({ hasText: 'Exported 100,000 plants' })).toBeVisible();
   await context.close();
 });

@@ -236,3 +236,51 @@ test.describe('the plants table as a grid', () => {
     expect((await rest.listPlantsText(token)).text).toBe('[]');
   });
 });
+
+test('the grid’s own widgets are axe clean in light and dark: tag choices, column chooser, select-all bar, re-tag dialog, undo notice', async ({ page, rest }) => {
+  const name = uniqueName('axe-grid');
+  const token = await cliToken(name);
+  const base = uniqueId();
+  await seed(rest, token, Array.from({ length: 12 }, (_, index) => ({ id: base + BigInt(index), name: `Grid ${index}`, tag: index % 2 ? 'tropical' : 'trailing' })));
+  await signIn(page, token, name, '/plants?size=10');
+  await expect(range(page)).toHaveText('1–10 of 12');
+  // The widget and what it sits in; the page around it is scanned per view and theme by layout.spec.ts.
+  const clean = async (state: string, within: string[]) => {
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await seriousViolations(page, within), `${state}, ${scheme}`).toEqual([]);
+    }
+  };
+
+  await page.getByRole('combobox', { name: 'Tag' }).fill('tr');
+  await expect(page.getByRole('listbox', { name: 'Tags' }).getByRole('option')).toHaveCount(2);
+  await page.getByRole('combobox', { name: 'Tag' }).press('ArrowDown');
+  await clean('the tag choices, one active', ['.toolbar']);
+  await page.getByRole('combobox', { name: 'Tag' }).press('Escape');
+  await page.getByRole('combobox', { name: 'Tag' }).fill('');
+
+  await page.getByRole('button', { name: /Columns/ }).click();
+  await expect(page.getByRole('checkbox', { name: 'Tag' })).toBeVisible();
+  await clean('the column chooser', ['.view-head']);
+  await page.keyboard.press('Escape');
+
+  await page.getByRole('checkbox', { name: 'Select every plant on this page' }).check();
+  const bar = page.getByRole('region', { name: 'Selected plants' });
+  await bar.getByRole('button', { name: 'Select all 12 matching' }).click();
+  await expect(bar).toContainText('12 plants selected: all 12 matching');
+  await clean('the select-all bar', ['.bulkbar', 'main table']);
+  await bar.getByRole('button', { name: 'Re-tag' }).click();
+  await expect(page.getByRole('dialog').getByLabel('New tag')).toBeVisible();
+  await clean('the re-tag dialog', ['dialog[open]']);
+  await page.keyboard.press('Escape');
+  await bar.getByRole('button', { name: 'Clear selection' }).click();
+  await expect(bar).toHaveCount(0);
+
+  await plantRow(page, base).getByRole('button', { name: /^Delete plant/ }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete plant' }).click();
+  const notice = page.getByRole('status').locator('.toast').filter({ hasText: 'Deleted plant' });
+  await expect(notice.getByRole('button', { name: 'Undo' })).toBeVisible();
+  // The pointer rests on the notice: it stays while axe looks.
+  await notice.hover();
+  await clean('the undo notice', ['.notices']);
+});
