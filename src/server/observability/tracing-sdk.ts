@@ -1,5 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -12,12 +14,11 @@ import type { TraceExporterName, TracingSettings } from './tracing';
  * apply: OTEL_EXPORTER_OTLP_HEADERS / _TIMEOUT / _COMPRESSION (and their _TRACES_ forms), OTEL_TRACES_SAMPLER
  * and _ARG, OTEL_BSP_* (the batch's size and delay), OTEL_RESOURCE_ATTRIBUTES, OTEL_SPAN_*_LIMIT.
  */
-async function exporterFor(name: TraceExporterName, settings: TracingSettings): Promise<SpanExporter> {
+function exporterFor(name: TraceExporterName, settings: TracingSettings): SpanExporter {
   if (name === 'console') return new ConsoleSpanExporter();
   // The exporter reads the endpoint itself: …_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces.
   const protocol = settings.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? settings.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-  if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
-  return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  return protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtobufExporter();
 }
 
 export async function startTracingSdk(
@@ -28,7 +29,7 @@ export async function startTracingSdk(
   // Batched: a span costs the request a push onto a queue; the export happens on a timer, off the request.
   const spanProcessors: SpanProcessor[] = testExporter
     ? [new SimpleSpanProcessor(testExporter)]
-    : await Promise.all(exporters.map(async (name) => new BatchSpanProcessor(await exporterFor(name, settings))));
+    : exporters.map((name) => new BatchSpanProcessor(exporterFor(name, settings)));
   // The service's name is plant-store unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise.
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': settings.OTEL_SERVICE_NAME }))

@@ -12,7 +12,7 @@ import { appRouter } from '@/server/trpc/app-router';
 import { signIn } from '@/test/actors';
 
 import { createFrontObserver } from './front-observer';
-import { startTracing, traceExporters } from './tracing';
+import { startTracing, traceExporters, type TracingSettings } from './tracing';
 
 /**
  * Traces through the real front, doors, procedures and the unit database, exported to memory: one request is
@@ -54,7 +54,15 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 describe('traces (OpenTelemetry, in-memory exporter)', () => {
   it('are off unless the standard variables ask for them', () => {
-    const none = { OTEL_SDK_DISABLED: 'false', OTEL_SERVICE_NAME: 'plant-store' } as const;
+    const none: TracingSettings = {
+      OTEL_SDK_DISABLED: 'false',
+      OTEL_SERVICE_NAME: 'plant-store',
+      OTEL_TRACES_EXPORTER: undefined,
+      OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
+      OTEL_EXPORTER_OTLP_PROTOCOL: undefined,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: undefined,
+    };
     expect(traceExporters(none)).toEqual([]);
     expect(traceExporters({ ...none, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toEqual(['otlp']);
     expect(traceExporters({ ...none, OTEL_TRACES_EXPORTER: ['console'] })).toEqual(['console']);
