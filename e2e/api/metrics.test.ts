@@ -4,10 +4,14 @@
  * the series count does not grow with them), and only the METRICS_TOKEN holder can read it.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { plantBody, setupServer } from './helpers/fixture';
+import { projectRoot } from '../support/build';
+import { testEngine } from '../support/database';
 import { api } from '../support/http-client';
 import { startServer } from '../support/server-process';
 
@@ -76,7 +80,7 @@ describe('GET /api/metrics', () => {
     const anonymous = await server.rawClient(null).get('/api/metrics');
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
-    expect((await api(server.baseUrl, `${METRICS_TOKEN.slice(0, -1)}0`).get('/api/metrics')).status).toBe(401);
+    expect((await api(server.baseUrl, `${METRICS_TOKEN.slice(0, -1)}${METRICS_TOKEN.endsWith('0') ? '1' : '0'}`).get('/api/metrics')).status).toBe(401);
     const admin = await server.rawClient(server.adminToken).get('/api/metrics');
     expect(admin.status).toBe(401);
     expect(admin.text).not.toContain('plantstore_');
@@ -84,7 +88,7 @@ describe('GET /api/metrics', () => {
   });
 
   it('is Prometheus text with the documented families, and a request moves its own counter by one', async () => {
-    const { samples } = await scrape();
+    const { samples, text } = await scrape();
     const families = new Set(samples.map((sample) => sample.name.replace(/_(bucket|sum|count)$/, '')));
     for (const family of [
       'plantstore_http_requests_total',
@@ -96,6 +100,18 @@ describe('GET /api/metrics', () => {
       'nodejs_eventloop_lag_seconds',
     ]) {
       expect(families, family).toContain(family);
+    }
+    const names = new Set(samples.map((sample) => sample.name));
+    // The PostgreSQL pool's gauges exist on PostgreSQL only.
+    if (testEngine === 'postgresql') for (const family of ['plantstore_db_pool_connections', 'plantstore_db_pool_waiting', 'plantstore_db_pool_max']) expect(names).toContain(family);
+    // Every metric docs/grafana-dashboard.json queries is one this server exposes.
+    const dashboard = readFileSync(path.join(projectRoot, 'docs/grafana-dashboard.json'), 'utf8');
+    const queried = new Set([...dashboard.matchAll(/\b(?:plantstore|process|nodejs)_[a-z0-9_]+/g)].map(([name]) => name));
+    expect(queried.size).toBeGreaterThan(10);
+    // Declared by a # TYPE line: a labelled counter has no sample until its first event (a webhook delivery, a 429).
+    const declared = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map(([, name]) => name!));
+    for (const name of queried) {
+      if (testEngine === 'postgresql' || !name.startsWith('plantstore_db_pool')) expect(declared, `the dashboard's ${name}`).toContain(name.replace(/_bucket$/, ''));
     }
 
     const notFound = { door: 'rest', route: '/api/plants/{id}', method: 'DELETE', status: '404' };
