@@ -36,6 +36,15 @@ describe('the environment', () => {
       WEBHOOKS_POLL_MS: 5_000,
       WEBHOOKS_LEASE_MS: 30_000,
       WEBHOOKS_CONCURRENCY: 8,
+      METRICS: 'on',
+      METRICS_TOKEN: undefined,
+      OTEL_SDK_DISABLED: 'false',
+      OTEL_TRACES_EXPORTER: undefined,
+      OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
+      OTEL_EXPORTER_OTLP_PROTOCOL: undefined,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: undefined,
+      OTEL_SERVICE_NAME: 'plant-store',
     });
   });
 
@@ -85,6 +94,20 @@ describe('the environment', () => {
     const message = refusal({ PORT: 'x', LOG_LEVEL: 'y' });
     expect(message).toContain('PORT=');
     expect(message).toContain('LOG_LEVEL=');
+  });
+
+  it('takes the metrics and OpenTelemetry settings this build can honour, and never repeats METRICS_TOKEN', () => {
+    expect(parseConfig({ OTEL_TRACES_EXPORTER: 'OTLP, console', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toMatchObject({
+      OTEL_TRACES_EXPORTER: ['otlp', 'console'],
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
+    expect(refusal({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toContain('grpc is not built in');
+    expect(refusal({ OTEL_TRACES_EXPORTER: 'jaeger' })).toContain('OTEL_TRACES_EXPORTER is otlp, console');
+    expect(refusal({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toContain('OTLP/HTTP receiver');
+    expect(refusal({ METRICS: 'yes' })).toContain('METRICS is on (the default) or off');
+    const message = refusal({ METRICS_TOKEN: 'short-secret' });
+    expect(message).toContain('METRICS_TOKEN');
+    expect(message).not.toContain('short-secret');
   });
 
   it('never repeats a database URL, which may hold a password', () => {

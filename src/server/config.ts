@@ -89,7 +89,37 @@ const trustProxy = z
   });
 
 /** Variables whose value a start-up message must never repeat. */
-const SECRET_VARIABLES = new Set(['DATABASE_URL', 'WEBHOOKS_SECRET_KEY']);
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'WEBHOOKS_SECRET_KEY', 'METRICS_TOKEN']);
+
+/**
+ * The OpenTelemetry variables that decide whether traces are on and where they go (the SDK reads the rest
+ * itself: headers, timeouts, sampler, resource; see src/server/observability/tracing.ts). Only what this build
+ * can do is accepted: OTLP over HTTP (protobuf or JSON) and the console; gRPC needs a native-free but large
+ * client this bundle leaves out, so it is refused with the HTTP alternative instead of being ignored.
+ */
+const otlpProtocol = z
+  .string()
+  .trim()
+  .optional()
+  .refine((value) => value === undefined || value === 'http/protobuf' || value === 'http/json', {
+    message: 'is http/protobuf (the default) or http/json; grpc is not built in: point it at the collector’s OTLP/HTTP port (4318) instead',
+  });
+const otlpEndpoint = z
+  .string()
+  .trim()
+  .optional()
+  .refine(
+    (value) => {
+      if (value === undefined) return true;
+      try {
+        const url = new URL(value);
+        return url.protocol === 'http:' || url.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { message: 'is the http:// or https:// address of an OTLP/HTTP receiver, e.g. http://collector:4318' },
+  );
 
 const environmentSchema = z.object({
   PORT: wholeNumber(3000, { max: 65535 }),
@@ -159,6 +189,27 @@ const environmentSchema = z.object({
   WEBHOOKS_POLL_MS: wholeNumber(5_000, { min: 10, max: 600_000 }),
   WEBHOOKS_LEASE_MS: wholeNumber(30_000, { min: 300, max: 3_600_000 }),
   WEBHOOKS_CONCURRENCY: wholeNumber(8, { min: 1, max: 256 }),
+  METRICS: z.enum(['on', 'off'], { message: 'is on (the default) or off' }).default('on'),
+  // A scraper's static bearer token: long enough that guessing it within the failed-authentication limit is hopeless.
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .optional()
+    .refine((value) => value === undefined || /^[\x21-\x7e]{32,512}$/.test(value), { message: 'is 32 to 512 printable characters without spaces (e.g. from `openssl rand -hex 32`)' }),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false'], { message: 'is true or false' }).default('false'),
+  OTEL_TRACES_EXPORTER: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => (value === undefined ? undefined : value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean)))
+    .refine((names) => names === undefined || names.every((name) => ['otlp', 'console', 'none'].includes(name)), {
+      message: 'is otlp, console, both (otlp,console) or none',
+    }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_SERVICE_NAME: z.string().trim().max(200).default('plant-store'),
 });
 
 export type Config = z.output<typeof environmentSchema>;

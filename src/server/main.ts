@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     import('./log'),
     import('./paths'),
   ]);
+  // Traces, when the OTEL_* variables ask for them, start before the database client: its queries are spans.
+  const tracing = await (await import('./observability/tracing')).startTracing(settings);
   // A database that cannot be used is one line naming DATABASE_URL; anything else is a bug and keeps its stack.
   const db = await openDatabase(settings).catch((error: unknown) => {
     if (!(error instanceof DatabaseUnavailableError)) throw error;
@@ -76,6 +78,11 @@ async function main(): Promise<void> {
     import('./webhooks/service'),
     import('./idempotency/store'),
   ]);
+  const metrics = settings.METRICS === 'on';
+  if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./observability/webhook-queue')).readWebhookQueue);
+  // Neither metrics nor traces: the front runs without an observer at all.
+  const observer = metrics || tracing ? (await import('./observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
+  if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
   const pages = dev
     ? await (await import('./http/pages-dev')).startDevPages(projectRoot)
     : (await import('./http/pages')).loadStaticPages(path.join(path.dirname(fileURLToPath(import.meta.url)), 'pages'), logger);
@@ -83,6 +90,7 @@ async function main(): Promise<void> {
     config: settings,
     router: appRouter,
     log: logger,
+    observer,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
       return { webhooks: await webhookCounts() };
@@ -118,6 +126,8 @@ async function main(): Promise<void> {
       sweep.stop();
       await Promise.all([server.close(), webhooks?.stop()]);
       await db.$disconnect();
+      // What is still batched goes to the collector before the process ends.
+      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));
       process.exit(0);
     });
   }

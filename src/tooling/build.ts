@@ -6,6 +6,7 @@
  *   dist/server.mjs      the server (src/server/main.ts), bundled by esbuild with every module it imports
  *   dist/token.mjs       the token command (src/cli/token.ts)
  *   dist/migrate.mjs     the migration runner (src/cli/migrate.ts)
+ *   dist/backup.mjs      the backup command (src/cli/backup.ts)
  *   dist/*-<hash>.mjs    chunks the entries share, and the parts loaded only on demand (each engine's Prisma runtime)
  *
  * `--server` rebuilds the bundles only (the API suite needs no pages).
@@ -61,7 +62,7 @@ async function bundleServer(): Promise<void> {
   }
   await build({
     absWorkingDir: projectRoot,
-    entryPoints: { server: 'src/server/main.ts', token: 'src/cli/token.ts', migrate: 'src/cli/migrate.ts' },
+    entryPoints: { server: 'src/server/main.ts', token: 'src/cli/token.ts', migrate: 'src/cli/migrate.ts', backup: 'src/cli/backup.ts' },
     outdir: buildDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -12,6 +12,7 @@ import type { Config } from '@/server/config';
 import { type DatabaseEngine, databaseEngine, postgresConnection } from '@/server/db/database-url';
 import { applyMigrations } from '@/server/db/migrate';
 import { asDatabaseUnavailable } from '@/server/db/unavailable';
+import { databaseStatementDuration, type PoolFigures, watchDatabasePool } from '@/server/observability/metrics';
 
 /**
  * The data layer's one door to the database. DATABASE_URL picks the engine: `file:` is SQLite (embedded, one
@@ -153,15 +154,50 @@ function isolateTransactions(connection: SqliteConnection): void {
   };
 }
 
-type DatabaseSettings = Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'SQLITE_SYNCHRONOUS'>;
+type Queryable = { queryRaw: (query: unknown) => Promise<unknown>; executeRaw: (query: unknown) => Promise<unknown> };
 
-function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE }: DatabaseSettings) {
+/**
+ * Times every statement the client sends, on the connection and in its transactions, for
+ * `plantstore_db_statement_duration_seconds` (METRICS=on). On PostgreSQL a statement outside a transaction
+ * includes its wait for a pooled connection: what a request waits for, which is what an operator needs.
+ */
+function timeStatements<T extends Queryable & { startTransaction?: (isolationLevel?: unknown) => Promise<Queryable> }>(connection: T): T {
+  for (const [method, kind] of [['queryRaw', 'query'], ['executeRaw', 'execute']] as const) {
+    const run = connection[method].bind(connection);
+    const timer = databaseStatementDuration.labels(kind);
+    connection[method] = async (query: unknown) => {
+      const end = timer.startTimer();
+      try {
+        return await run(query);
+      } finally {
+        end();
+      }
+    };
+  }
+  const startTransaction = connection.startTransaction?.bind(connection);
+  if (startTransaction) connection.startTransaction = async (isolationLevel) => timeStatements(await startTransaction(isolationLevel));
+  return connection;
+}
+
+type DatabaseSettings = Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'SQLITE_SYNCHRONOUS'> & Partial<Pick<Config, 'METRICS'>>;
+
+function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, METRICS }: DatabaseSettings) {
+  const metrics = METRICS === 'on';
   if (databaseEngine(databaseUrl) === 'postgresql') {
     const { connectionString, schema } = postgresConnection(databaseUrl);
     const adapter = new PrismaPg(
       { connectionString, max: DATABASE_POOL_SIZE, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, application_name: 'plant-store' },
       { schema, statementNameGenerator: statementName },
     );
+    if (metrics) {
+      const connect = adapter.connect.bind(adapter);
+      adapter.connect = async () => {
+        const connection = await connect();
+        // The adapter's `client` is its pg.Pool.
+        watchDatabasePool((connection as unknown as { client: PoolFigures }).client, DATABASE_POOL_SIZE);
+        return timeStatements(connection as unknown as Queryable) as unknown as typeof connection;
+      };
+    }
     // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
     // APIs match; the SQLite client's type stands for both.
     return new PostgresPrismaClient({ adapter, transactionOptions }) as unknown as PrismaClient;
@@ -172,6 +208,8 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE }: D
   adapter.connect = async () => {
     const connection = await connect();
     prepareEachStatementOnce((connection as unknown as { client: Database }).client);
+    // Timed inside the turn-taking below: the statement's own time, not its wait for a transaction to end.
+    if (metrics) timeStatements(connection as unknown as Queryable);
     isolateTransactions(connection as unknown as SqliteConnection);
     return connection;
   };

@@ -5,6 +5,8 @@ import type { AnyTRPCRouter } from '@trpc/server';
 
 import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
+import type { FrontObserver } from '@/server/observability/front-observer';
+import { createMetricsRoute, METRICS_PATH } from '@/server/observability/metrics-route';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
@@ -25,7 +27,10 @@ import { buildOpenApiDocument } from './rest/openapi';
 import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
 export type FrontOptions = {
-  config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'>;
+  config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'> &
+    Partial<Pick<Config, 'METRICS' | 'METRICS_TOKEN'>>;
+  /** Request metrics and traces (src/server/observability); none in the front's own tests. */
+  observer?: FrontObserver;
   router: AnyTRPCRouter;
   log: Logger;
   /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
@@ -59,6 +64,8 @@ export function createFront(options: FrontOptions) {
   const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
   const serveExport = createExportRoute({ authenticate });
+  const serveMetrics = config.METRICS === 'off' ? undefined : createMetricsRoute(config.METRICS_TOKEN);
+  const observer = options.observer;
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
@@ -105,7 +112,9 @@ export function createFront(options: FrontOptions) {
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);
-      if (pathname === EXPORT_PATH) {
+      if (pathname === METRICS_PATH && serveMetrics) {
+        reply = await serveService(request, () => serveMetrics(request));
+      } else if (pathname === EXPORT_PATH) {
         // A streamed CSV answer writes itself; only its refusals come back as a reply.
         for (const [name, value] of Object.entries(corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS))) response.setHeader(name, value);
         const refused = await serveExport(request, response);
@@ -125,7 +134,7 @@ export function createFront(options: FrontOptions) {
     writeReply(response, reply, { head: request.method === 'HEAD' });
   }
 
-  return async function handle(raw: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function handle(raw: IncomingMessage, response: ServerResponse): Promise<void> {
     const startedAt = performance.now();
     const request: FrontRequest = {
       id: randomUUID(),
@@ -136,7 +145,12 @@ export function createFront(options: FrontOptions) {
       trace: {},
     };
     response.setHeader('X-Request-Id', request.id);
-    logWhenAnswered(request, response, startedAt, log);
+    logWhenAnswered(request, response, startedAt, log, observer?.answered);
+    if (observer) return observer.request(request, response, () => route(request, raw, response));
+    return route(request, raw, response);
+  }
+
+  async function route(request: FrontRequest, raw: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
       const target = readTarget(raw);
       if (target.kind === 'asterisk') {
@@ -144,8 +158,8 @@ export function createFront(options: FrontOptions) {
         return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }));
       }
       request.url = target.url;
-      if (under(request.url.pathname, API_BASE_PATH)) await serveApi(request, response);
-      else await pages(request, response);
+      const door = under(request.url.pathname, API_BASE_PATH) ? () => serveApi(request, response) : () => pages(request, response);
+      await (observer ? observer.door(request, door) : door());
     } catch (error) {
       request.trace.door ??= 'front';
       const reply = error instanceof Refusal ? problemReply(error.problem, { ...API_HEADERS, ...error.headers }) : internalFailure(request, error);
@@ -154,5 +168,7 @@ export function createFront(options: FrontOptions) {
       if (response.headersSent) response.destroy();
       else writeReply(response, reply);
     }
-  };
+  }
+
+  return handle;
 }

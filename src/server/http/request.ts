@@ -15,7 +15,7 @@ export type FrontRequest = {
   /** The client's address: the socket's, or behind a trusted proxy the right-most untrusted X-Forwarded-For hop. */
   clientAddress: string;
   /** What the log line reports beside method, path and status. */
-  trace: { door?: string; userId?: number; calls?: number; rpc?: string };
+  trace: { door?: string; userId?: number; calls?: number; rpc?: string; traceId?: string };
 };
 
 export const PLACEHOLDER_ORIGIN = 'http://plant-store.invalid';

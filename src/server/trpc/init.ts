@@ -8,6 +8,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
 import { can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
+import { inProcedureSpan } from '@/server/observability/tracing';
 import { AppError, errorCatalog, type ErrorKind } from '@/shared/errors';
 
 import { transformer } from './transformer';
@@ -139,7 +140,7 @@ export const createCallerFactory = t.createCallerFactory;
  * cost of a request in its code (`npm run bench -- --profile`).
  */
 function guard(permission?: Permission) {
-  return t.middleware(async ({ ctx, next, getRawInput }) => {
+  return t.middleware(async ({ ctx, next, getRawInput, path, type }) => {
     const { auth } = ctx;
     if (auth.status !== 'signedIn') throw asTrpcError(authFailure(auth.status));
     if (permission && !can(auth.actor, permission)) throw asTrpcError(new AppError('forbidden', `this needs the "${permission}" permission`));
@@ -147,7 +148,8 @@ function guard(permission?: Permission) {
     const options = { ctx: { actor: auth.actor } };
     // next() takes ctx and getRawInput together at run time (its types offer one or the other).
     if (exact) Object.assign(options, { getRawInput: async () => ({ ...((await getRawInput()) as object), ...exact }) });
-    const result = await next(options);
+    // The procedure's span while tracing is on (its queries are its children), a plain call otherwise.
+    const result = await inProcedureSpan(path, type, () => next(options));
     if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
     return result;
   });

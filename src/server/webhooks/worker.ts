@@ -5,6 +5,8 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
+import { webhookDeliveries } from '@/server/observability/metrics';
+import { inDeliverySpan } from '@/server/observability/tracing';
 import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
@@ -318,15 +320,19 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       return { ok: false, status: null, error: (error as Error).message, response: null, aborted: false };
     }
     const timestamp = Math.floor(Date.now() / 1000);
-    return sendWebhook({
-      url: endpoint.url,
-      body: delivery.payload,
-      headers: webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload),
-      policy: options.policy,
-      lookup: options.lookup,
-      timeoutMs,
-      signal: shutdown.signal,
-    });
+    const attempt = { endpointId: endpoint.id, deliveryId: delivery.id, eventId: delivery.eventId, eventType: delivery.type, attempt: delivery.attempts + 1, url: endpoint.url };
+    // With tracing on, the attempt is a span and the receiver gets its `traceparent` (observability/tracing.ts).
+    return inDeliverySpan(attempt, (traceHeaders) =>
+      sendWebhook({
+        url: endpoint.url,
+        body: delivery.payload,
+        headers: { ...webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload), ...traceHeaders },
+        policy: options.policy,
+        lookup: options.lookup,
+        timeoutMs,
+        signal: shutdown.signal,
+      }),
+    );
   }
 
   /**
@@ -374,6 +380,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       ),
       ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
     ]);
+    for (const { result } of writes) webhookDeliveries.labels(result.ok ? 'delivered' : giveUp ? 'failed' : 'retrying').inc();
     if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
     if (failed) {
       const { delivery, result, last } = failed;

@@ -1,4 +1,5 @@
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
+import { authenticationFailures, rateLimitRefusals } from '@/server/observability/metrics';
 import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
 import { type FrontRequest, repeatedHeader } from '../request';
@@ -16,6 +17,7 @@ export type AuthGuardOptions = {
 };
 
 function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, subject: string): Refusal {
+  rateLimitRefusals.labels(subject === 'for this token' ? 'token' : 'address').inc();
   const seconds = String(decision.retryAfterSeconds);
   return refuse('tooManyRequests', `too many requests ${subject}; try again in ${seconds} s`, {
     'Retry-After': seconds,
@@ -55,6 +57,7 @@ export function createAuthGuard(options: AuthGuardOptions) {
       const decision = perToken?.(String(auth.tokenId), cost);
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'for this token');
     } else if (auth.status === 'invalid') {
+      authenticationFailures.labels(request.trace.door ?? 'front').inc();
       const decision = perAddress?.(addressGroup(request.clientAddress));
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
