@@ -28,6 +28,7 @@ import Database from 'better-sqlite3';
 
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
+import { MARK, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -40,8 +41,6 @@ const BEARER = /^bearer(?: (.*))?$/i;
 const DECIMAL_INT64 = /^-?\d{1,20}$/;
 const CONTROL = /\p{Cc}/u;
 const NOT_SPACE = /\S/u;
-/** Integer tokens of a request body are rewritten as strings behind this marker before JSON.parse (see quoteIntegers). */
-const MARK = '\u0000';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const databaseUrl = process.env.DATABASE_URL ?? '';
@@ -63,7 +62,6 @@ const tokenByHash = db.prepare<[string], { tokenId: number; lastUsedAt: string |
 );
 const touchToken = db.prepare<[string, number]>(`UPDATE "ApiToken" SET lastUsedAt = ? WHERE id = ?`);
 
-type PlantRow = { id: bigint; name: string; tag: string | null };
 const listOwn = db.prepare<[number, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? ORDER BY id LIMIT ?`).safeIntegers(true);
 const listOwnAfter = db
   .prepare<[number, bigint, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? AND id > ? ORDER BY id LIMIT ?`)
@@ -76,9 +74,6 @@ const insertPlant = db.prepare<[bigint, string, string | null, number, string]>(
 const deleteOwn = db.prepare<[bigint, number]>(`DELETE FROM "Plant" WHERE id = ? AND ownerId = ?`);
 const deleteAny = db.prepare<[bigint]>(`DELETE FROM "Plant" WHERE id = ?`);
 const ping = db.prepare(`SELECT 1`);
-
-/** Prisma's better-sqlite3 adapter writes DateTime as ISO 8601 with `+00:00`; so does the floor. */
-const prismaTimestamp = (date: Date) => date.toISOString().replace('Z', '+00:00');
 
 type Actor = { userId: number; admin: boolean };
 
@@ -135,10 +130,6 @@ function int64(text: string, field: string, status: number, value: number): bigi
   return id;
 }
 
-function plantJson(row: PlantRow): string {
-  return `{"id":${row.id},"name":${JSON.stringify(row.name)}${row.tag === null ? '' : `,"tag":${JSON.stringify(row.tag)}`}}`;
-}
-
 /** `limit=N` or `limit=N&after=ID` with plain digits: what paging clients send; anything else takes URLSearchParams. */
 const COMMON_QUERY = /^limit=(\d{1,4})(?:&after=(-?\d{1,20}))?$/;
 
@@ -178,48 +169,6 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
   // As the app: relative (it never echoes a Host), or under PUBLIC_URL when that is set.
   const link = more ? `<${PUBLIC_URL}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"` : null;
   sendList(response, body, link);
-}
-
-/** Digits, `.`, `e`, `E`, `+`, `-`: the characters a JSON number token is made of. */
-const isNumberChar = (code: number) => (code >= 48 && code <= 57) || code === 46 || code === 101 || code === 69 || code === 43 || code === 45;
-
-/**
- * Rewrites each integer token outside strings as the string MARK + digits, so JSON.parse keeps every digit
- * and a field can still tell an integer (MARK…) from a string. Anything else is left for JSON.parse to judge.
- */
-function quoteIntegers(text: string): string {
-  let out = '';
-  let copiedUpTo = 0;
-  let index = 0;
-  while (index < text.length) {
-    const code = text.charCodeAt(index);
-    if (code === 34) {
-      // A string: skip to its closing quote.
-      index++;
-      while (index < text.length) {
-        const inner = text.charCodeAt(index);
-        if (inner === 92) index += 2;
-        else if (inner === 34) {
-          index++;
-          break;
-        } else index++;
-      }
-      continue;
-    }
-    if (code === 45 || (code >= 48 && code <= 57)) {
-      let end = index + 1;
-      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-      const token = text.slice(index, end);
-      if (/^-?(?:0|[1-9]\d*)$/.test(token)) {
-        out += `${text.slice(copiedUpTo, index)}"\\u0000${token}"`;
-        copiedUpTo = end;
-      }
-      index = end;
-      continue;
-    }
-    index++;
-  }
-  return copiedUpTo === 0 ? text : out + text.slice(copiedUpTo);
 }
 
 function textField(value: unknown, field: string, maxLength: number, required: boolean): string | null {

@@ -29,7 +29,7 @@ import { parseOptions, UsageError, USAGE } from './lib/options';
 import { benchDir, projectRoot } from './lib/paths';
 import { descendants, freePort, type Server, waitFor200 } from './lib/proc';
 import { int } from './lib/report';
-import { createToken, startApp, startFloor } from './lib/servers';
+import { createToken, startApp, startFloor, startStackFloor } from './lib/servers';
 import { abPhase, floorCheckPhase } from './phases/ab';
 import { browserPhase } from './phases/browser';
 import { coldPhase } from './phases/cold';
@@ -172,11 +172,16 @@ async function main(): Promise<number> {
     const runner = makeRunner(options, data, memberId, token, failures);
 
     let floor: Server | null = null;
+    let stack: Server | null = null;
     if (options.engine === 'sqlite') {
       floor = startFloor(scripts.floor, await freePort(), databaseUrl);
       running.add(floor);
       await waitFor200(floor, '/api/health', performance.now(), 30_000);
       await contractCheck(app, floor, token, data, runner.nextCreateId, true);
+      stack = startStackFloor(scripts.stackFloor, await freePort(), databaseUrl);
+      running.add(stack);
+      await waitFor200(stack, '/api/health', performance.now(), 30_000);
+      await contractCheck(stack, floor, token, data, runner.nextCreateId, true);
     } else {
       await sanityCheck(app, token);
     }
@@ -189,7 +194,7 @@ async function main(): Promise<number> {
       else await sanityCheck(base, token);
       console.log(`baseline (${baseline.kind === 'compiled' ? 'compiled' : 'Next.js under tsx'}) pid ${base.pid} from ${baseline.dir}`);
     }
-    console.log(`app pid ${app.pid} (children: ${descendants(app.pid).length})${floor ? `, floor pid ${floor.pid}` : ''}; database ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
+    console.log(`app pid ${app.pid} (children: ${descendants(app.pid).length})${floor ? `, floor pid ${floor.pid}` : ''}${stack ? `, stack floor pid ${stack.pid}` : ''}; database ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
     console.log(`first start on an empty database (migrations, first admin): ${int(firstStartMs)} ms; ${floor ? 'contract check passed (bodies and headers)' : 'sanity check passed'}`);
     results.setup = { buildSeconds, firstStartMs: Math.round(firstStartMs), engine: options.engine, baseline: baseline && { dir: baseline.dir, kind: baseline.kind } };
 
@@ -206,6 +211,7 @@ async function main(): Promise<number> {
       app,
       base,
       floor,
+      stack,
       scripts,
       running,
       failures,
