@@ -27,7 +27,7 @@ process.stdout.write(stringifyExactJson(buildOpenApiDocument(appRouter)), () => 
 
 function run(command: string, args: string[], cwd: string): string {
   // Loading the router opens the database (db/client.ts): a scratch file in the temporary folder.
-  const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: `file:${path.join(other, 'scratch.db')}` };
+  const env = { ...process.env, NODE_ENV: 'production' as const, DATABASE_URL: `file:${path.join(other, 'scratch.db')}` };
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env });
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${result.stderr}`);
   return result.stdout;

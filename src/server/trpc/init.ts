@@ -27,12 +27,6 @@ export type Context = {
    */
   responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string> };
   /**
-   * The REST request's input exactly as sent: the JSON body with integers as bigint, path parameters
-   * percent-decoded. Set by the REST chain, because trpc-to-openapi parses bodies with JSON.parse, which
-   * rounds int64 ids to the nearest double, and passes path parameters on still encoded.
-   */
-  exactRestInput?: Record<string, unknown>;
-  /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
    * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its
    * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
@@ -133,21 +127,16 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * The one middleware in front of every procedure: the actor (a missing or invalid token is a 401), the
- * permission when the procedure needs one, the REST door's exact input laid over the library's lossy copy
- * (before input parsing), and AppErrors turned into TRPCErrors with the code of their status. One step
- * instead of four: tRPC copies the whole call's options at every middleware, which was the largest single
- * cost of a request in its code (`npm run bench -- --profile`).
+ * permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of their
+ * status. One step instead of four: tRPC copies the whole call's options at every middleware, which was the
+ * largest single cost of a request in its code (`npm run bench -- --profile`).
  */
 function guard(permission?: Permission) {
-  return t.middleware(async ({ ctx, next, getRawInput }) => {
+  return t.middleware(async ({ ctx, next }) => {
     const { auth } = ctx;
     if (auth.status !== 'signedIn') throw asTrpcError(authFailure(auth.status));
     if (permission && !can(auth.actor, permission)) throw asTrpcError(new AppError('forbidden', `this needs the "${permission}" permission`));
-    const exact = ctx.exactRestInput;
-    const options = { ctx: { actor: auth.actor } };
-    // next() takes ctx and getRawInput together at run time (its types offer one or the other).
-    if (exact) Object.assign(options, { getRawInput: async () => ({ ...((await getRawInput()) as object), ...exact }) });
-    const result = await next(options);
+    const result = await next({ ctx: { actor: auth.actor } });
     if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
     return result;
   });
