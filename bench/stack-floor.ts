@@ -3,17 +3,18 @@
  * (bench/floor.ts), on the named stack used minimally. Beside the floor it tells what the stack itself costs,
  * and beside the app what the app adds to it. Per request, exactly what the floor does, through the stack:
  *
- * - the bearer token's SHA-256 looked up in ApiToken joined to User through Prisma 7's client (on the same
- *   better-sqlite3 adapter as the app; "last used" written at most once a minute), on every request as the
- *   floor does (the app keeps accepted tokens for a few seconds; that saving is the app's, not the stack's);
+ * - the bearer token's SHA-256 looked up exactly as the floor does (a better-sqlite3 prepared statement on
+ *   every request; "last used" written at most once a minute), so the two floors differ only in how the
+ *   operation itself runs (issue 21 measured the stack's variants this way);
  * - one tRPC v11 procedure per operation, with a zod input and output schema, called server-side through a
- *   caller (`createCallerFactory(router)(ctx)`), whose resolver makes one Prisma call;
+ *   caller (`createCallerFactory(router)(ctx)`), whose resolver makes one call of Prisma 7's client on the
+ *   same better-sqlite3 adapter as the app;
  * - ids as exact int64 JSON both ways, written and read by hand as the floor does (bench/wire.ts).
  *
  * Nothing else: no rate limit, no request log, no guard beyond the body limit. Prisma is used as it comes
  * (its adapter prepares each statement anew, its query compiler on V8's default tiers) and each operation takes
- * the cheapest form the client offers, measured: `$queryRaw` for the list and the token (findMany /
- * findUnique cost more), `$executeRaw` for the delete, `create` for the create. Run bundled on plain node
+ * the cheapest form the client offers, measured: `$queryRaw` for the list (findMany costs more),
+ * `$executeRaw` for the delete, `create` for the create. Run bundled on plain node
  * (lib/build.ts writes .bench-build/bench/stack-floor.mjs):
  *
  *   DATABASE_URL=file:/tmp/x.db PORT=4000 node .bench-build/bench/stack-floor.mjs
@@ -23,12 +24,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { initTRPC, TRPCError } from '@trpc/server';
+import Database from 'better-sqlite3';
 import { z } from 'zod';
 
 import { PrismaClient } from '../src/generated/prisma/client';
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
-import { MARK, plantJson, type PlantRow, quoteIntegers } from './wire';
+import { MARK, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -50,6 +52,15 @@ const PUBLIC_URL = withoutTrailingSlashes(process.env.PUBLIC_URL ?? '');
 
 // The app's connection settings: the same adapter, 10 s busy timeout, every commit synced (synchronous=FULL).
 const prisma = new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: databaseUrl, timeout: 10_000 }) });
+
+// The token check, as the floor makes it (bench/floor.ts).
+const tokens = new Database(databaseUrl.slice('file:'.length), { timeout: 10_000 });
+tokens.pragma(`synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`);
+const tokenByHash = tokens.prepare<[string], { tokenId: number; lastUsedAt: string | null; expiresAt: string | null; revokedAt: string | null; userId: number; role: string }>(
+  `SELECT t.id AS tokenId, t.lastUsedAt, t.expiresAt, t.revokedAt, u.id AS userId, u.role AS role
+     FROM "ApiToken" t JOIN "User" u ON u.id = t.userId WHERE t.hash = ?`,
+);
+const touchToken = tokens.prepare<[string, number]>(`UPDATE "ApiToken" SET lastUsedAt = ? WHERE id = ?`);
 
 type Actor = { userId: number; admin: boolean };
 
@@ -162,9 +173,7 @@ function send(response: ServerResponse, status: number, body: string | null, hea
   response.end(body ?? undefined);
 }
 
-type TokenRow = { tokenId: number; lastUsedAt: Date | null; expiresAt: Date | null; revokedAt: Date | null; userId: number; role: string };
-
-async function authenticate(request: IncomingMessage): Promise<Actor> {
+function authenticate(request: IncomingMessage): Actor {
   const header = request.headers.authorization;
   const match = header ? BEARER.exec(header.trim()) : null;
   if (!match) throw new Refusal(401, 40100, 'a bearer token is required: send the header "Authorization: Bearer <token>"', { 'WWW-Authenticate': 'Bearer realm="plants"' });
@@ -172,18 +181,10 @@ async function authenticate(request: IncomingMessage): Promise<Actor> {
   const invalid = () =>
     new Refusal(401, 40101, 'the bearer token is not valid: it is unknown, revoked or expired', { 'WWW-Authenticate': 'Bearer realm="plants", error="invalid_token"' });
   if (!TOKEN_PATTERN.test(token)) throw invalid();
-  const hash = createHash('sha256').update(token).digest('hex');
-  const [row] = await prisma.$queryRaw<TokenRow[]>`
-    SELECT t.id AS "tokenId", t."lastUsedAt", t."expiresAt", t."revokedAt", u.id AS "userId", u.role AS role
-      FROM "ApiToken" t JOIN "User" u ON u.id = t."userId" WHERE t.hash = ${hash}`;
+  const row = tokenByHash.get(createHash('sha256').update(token).digest('hex'));
   const now = Date.now();
-  const time = (value: Date | string | null) => (value === null ? null : new Date(value).getTime());
-  const expiresAt = row && time(row.expiresAt);
-  if (!row || row.revokedAt !== null || (expiresAt !== null && expiresAt! <= now)) throw invalid();
-  const lastUsedAt = time(row.lastUsedAt);
-  if (lastUsedAt === null || now - lastUsedAt > LAST_USED_PRECISION_MS) {
-    await prisma.apiToken.update({ where: { id: row.tokenId }, data: { lastUsedAt: new Date(now) }, select: { id: true } });
-  }
+  if (!row || row.revokedAt !== null || (row.expiresAt !== null && Date.parse(row.expiresAt) <= now)) throw invalid();
+  if (row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) > LAST_USED_PRECISION_MS) touchToken.run(prismaTimestamp(new Date(now)), row.tokenId);
   return { userId: row.userId, admin: row.role === 'admin' };
 }
 
@@ -243,7 +244,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   const method = request.method ?? 'GET';
   if (path === '/api/plants') {
     if (method !== 'GET' && method !== 'POST') throw new Refusal(405, 40500, `${method} is not allowed on ${path}`, { allow: 'GET, POST, HEAD, OPTIONS' });
-    const context: Context = { actor: await authenticate(request) };
+    const context: Context = { actor: authenticate(request) };
     const caller = createCaller(context);
     if (method === 'GET') {
       const plants = await caller.list(listQuery(queryAt === -1 ? '' : url.slice(queryAt + 1))).catch((error: unknown) => {
@@ -267,7 +268,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     } catch {
       throw new Refusal(404, 40400, 'no such path');
     }
-    const caller = createCaller({ actor: await authenticate(request) });
+    const caller = createCaller({ actor: authenticate(request) });
     await caller.delete({ id }).catch((error: unknown) => {
       throw refusalOf(error, 400, 40008);
     });
@@ -296,6 +297,7 @@ server.listen(port, hostname, () => console.log(`stack floor is serving on http:
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     server.close(() => {
+      tokens.close();
       void prisma.$disconnect().finally(() => process.exit(0));
     });
     server.closeIdleConnections();
