@@ -102,6 +102,8 @@ export async function bundleBenchServers(): Promise<{ floor: string; stackFloor:
     target: 'node20',
     external: ['better-sqlite3'],
     define: { 'process.env.NODE_ENV': '"production"' },
+    // So a profile of a floor maps its frames to packages as the app's does (lib/profile.ts).
+    sourcemap: true,
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     logLevel: 'warning',
   });

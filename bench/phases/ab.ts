@@ -12,7 +12,7 @@ import type { Workload } from '../lib/load';
 import { fixed, int, mb, mean, table } from '../lib/report';
 import { startCeiling } from '../lib/servers';
 
-const WORKLOADS: Workload[] = ['list', 'create', 'delete'];
+const WORKLOADS = ['list', 'create', 'delete'] as const;
 /** A ratio "holds" when every round's ratio is within this of their mean. */
 const HOLD_WITHIN = 0.1;
 
@@ -100,10 +100,10 @@ export const GOALS = { ofStackFloor: 0.9, conditionalOfFloor: 0.8, listP99Ms: 25
 export async function abPhase(ctx: Context): Promise<void> {
   const { options } = ctx;
   const servers = [ctx.app, ...(ctx.base ? [ctx.base] : []), ...(ctx.stack ? [ctx.stack] : []), ...(ctx.floor ? [ctx.floor] : [])];
-  const slots: Slot[] = WORKLOADS.map((workload) => ({ slot: workload, runs: servers.map((server) => ({ server, workload })) }));
+  const slots: Slot[] = WORKLOADS.filter((workload) => options.workloads.has(workload)).map((workload) => ({ slot: workload, runs: servers.map((server) => ({ server, workload })) }));
   // The 304 list: the app (and a baseline that keeps ETags) answering If-None-Match, the floor its plain list.
   const conditional = [];
-  for (const server of [ctx.app, ...(ctx.base ? [ctx.base] : [])]) if (await answersEtag(ctx, server)) conditional.push({ server, workload: 'list304' as const });
+  if (options.workloads.has('list304')) for (const server of [ctx.app, ...(ctx.base ? [ctx.base] : [])]) if (await answersEtag(ctx, server)) conditional.push({ server, workload: 'list304' as const });
   if (conditional.length > 0) slots.push({ slot: 'list304', runs: [...conditional, ...(ctx.floor ? [{ server: ctx.floor, workload: 'list' as const }] : [])] });
   console.log(`\n## A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and workload (warm-up ${options.warmSeconds} s each)`);
   const runs: RunRecord[] = [];
