@@ -10,17 +10,15 @@ import {
   retagPlantsInput,
   tagSuggestionsInput,
   listPlantsInput,
-  type ListPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
-  type PlantPageInput,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { asTrpcError, type Context, costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
 import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
@@ -98,10 +96,10 @@ export const plantsRouter = createTRPCRouter({
       },
     })
     .input(listPlantsInput)
-    .use(costs<ListPlantsInput>(({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q)))
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
+      chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
       const page = await listPlants(ctx.actor, { limit, after, ...filters });
       // The next page's link keeps the filters, so following it pages through the same selection.
@@ -134,8 +132,10 @@ export const plantsRouter = createTRPCRouter({
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
-    .use(costs<PlantPageInput>(({ q }) => TABLE_PAGE_COST + searchCost(q)))
-    .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
+    .query(({ ctx, input }) => {
+      chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
+      return pagePlants(ctx.actor, input);
+    }),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
   deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),

@@ -32,6 +32,11 @@ export type Context = {
    * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
    */
   charge: (units: number) => void;
+  /**
+   * How many procedure calls of this request have started (a tRPC batch makes several): each after the
+   * first starts on a turn of the event loop of its own (see `guard`).
+   */
+  callsStarted: number;
 };
 
 /** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
@@ -43,6 +48,7 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     requestId,
     auth,
     responseHints,
+    callsStarted: 0,
     charge(units) {
       const refused = chargeBucket?.(units);
       if (!refused) return;
@@ -126,13 +132,20 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * The one middleware in front of every procedure: the actor (a missing or invalid token is a 401), the
- * permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of their
- * status. One step instead of four: tRPC copies the whole call's options at every middleware, which was the
- * largest single cost of a request in its code (`npm run bench -- --profile`).
+ * The one middleware in front of every procedure: its own turn, the actor (a missing or invalid token is a
+ * 401), the permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of
+ * their status. One step instead of five: tRPC copies the whole call's options at every middleware, which
+ * was the largest single cost of a request in its code (`npm run bench -- --profile`).
+ *
+ * Its own turn: the calls of a tRPC batch would otherwise run back to back as one block (better-sqlite3
+ * answers synchronously), and a batch of ten pages of 1,000 plants held every other request ~50 ms (issue
+ * 18). The first call of a request runs on the turn the work queue gave the request (http/guards/
+ * work-queue.ts: each on a setImmediate of its own); every further call waits for a turn of its own.
  */
 function guard(permission?: Permission) {
   return t.middleware(async ({ ctx, next }) => {
+    // The door's context object itself: the first middleware sees it, not a copy.
+    if (ctx.callsStarted++ > 0) await new Promise((resolve) => setImmediate(resolve));
     const { auth } = ctx;
     if (auth.status !== 'signedIn') throw asTrpcError(authFailure(auth.status));
     if (permission && !can(auth.actor, permission)) throw asTrpcError(new AppError('forbidden', `this needs the "${permission}" permission`));
@@ -144,26 +157,14 @@ function guard(permission?: Permission) {
 
 /**
  * What a call costs against its token's bucket when that depends on its input (README, "Rate limits"): the
- * doors charge one unit per call before reading anything; this charges the rest once the input is parsed,
- * before the operation runs. Goes after `.input()`; `cost` is the call's whole cost.
+ * doors charge one unit per call before reading anything; the resolver charges the rest with this, first,
+ * once the input is parsed and before the operation runs. `cost` is the call's whole cost. (A call rather
+ * than a middleware: tRPC copies the call's options at every middleware.)
  */
-export function costs<TInput>(cost: (input: TInput) => number) {
-  return t.middleware(({ ctx, input, next }) => {
-    ctx.charge(cost(input as TInput) - 1);
-    return next();
-  });
+export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): void {
+  ctx.charge(cost - 1);
 }
 
-/**
- * Each call starts on a turn of the event loop of its own: the calls of a tRPC batch would otherwise run
- * back to back as one block (better-sqlite3 answers synchronously), and a batch of ten pages of 1,000
- * plants held every other request ~50 ms (issue 18). One setImmediate per call costs microseconds.
- */
-const ownTurn = t.middleware(async ({ next }) => {
-  await new Promise((resolve) => setImmediate(resolve));
-  return next();
-});
+export const protectedProcedure = t.procedure.use(guard());
 
-export const protectedProcedure = t.procedure.use(ownTurn).use(guard());
-
-export const procedureNeeding = (permission: Permission) => t.procedure.use(ownTurn).use(guard(permission)).meta({ permission });
+export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission)).meta({ permission });
