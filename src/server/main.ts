@@ -31,7 +31,7 @@ function readConfigOrExit() {
 async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Everything below reads the configuration, so it loads only once the configuration is known to be good.
-  const [{ applyMigrations }, { issueFirstAdminToken }, { db, databaseReady }, { logger }, { projectRoot }] = await Promise.all([
+  const [{ applyMigrations }, { issueFirstAdminToken }, { db, databaseReady }, { logger, requestLogger }, { projectRoot }] = await Promise.all([
     import('./db/migrate'),
     import('./tokens/service'),
     import('./db/client'),
@@ -78,6 +78,7 @@ async function main(): Promise<void> {
     config: settings,
     router: appRouter,
     log: logger,
+    requestLog: requestLogger,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
       return { webhooks: await webhookCounts() };

@@ -28,6 +28,8 @@ export type FrontOptions = {
   config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'>;
   router: AnyTRPCRouter;
   log: Logger;
+  /** Where each request's line goes (log.ts's `requestLogger`); `log` when not given. */
+  requestLog?: Logger;
   /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
   checkHealth: () => Promise<Record<string, unknown> | void>;
   pages: PagesDoor;
@@ -51,6 +53,7 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  */
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, pages } = options;
+  const requestLog = options.requestLog ?? log;
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   // One queue for every door: the calls being worked on at once, server-wide.
   const waitForTurn = createWorkQueue();
@@ -136,7 +139,7 @@ export function createFront(options: FrontOptions) {
       trace: {},
     };
     response.setHeader('X-Request-Id', request.id);
-    logWhenAnswered(request, response, startedAt, log);
+    logWhenAnswered(request, response, startedAt, requestLog);
     try {
       const target = readTarget(raw);
       if (target.kind === 'asterisk') {
