@@ -35,6 +35,10 @@ export type FrontOptions = {
   pages: PagesDoor;
 };
 
+const API_HEADER_ENTRIES = Object.entries(API_HEADERS);
+/** Until the request target is read: the URL a failure before that is logged with. */
+const NO_TARGET_YET = new URL(`${PLACEHOLDER_ORIGIN}/`);
+
 /** Methods some part of the server answers: what `OPTIONS *` lists. */
 const SERVER_METHODS = 'GET, HEAD, POST, PATCH, DELETE, OPTIONS';
 
@@ -101,7 +105,7 @@ export function createFront(options: FrontOptions) {
   }
 
   async function serveApi(request: FrontRequest, response: ServerResponse): Promise<void> {
-    for (const [name, value] of Object.entries(API_HEADERS)) response.setHeader(name, value);
+    for (const [name, value] of API_HEADER_ENTRIES) response.setHeader(name, value);
     const { pathname } = request.url;
     if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
     if (under(pathname, MCP_PATH)) return serveMcp(request, response);
@@ -134,7 +138,7 @@ export function createFront(options: FrontOptions) {
       id: randomUUID(),
       raw,
       method: raw.method ?? 'GET',
-      url: new URL(`${PLACEHOLDER_ORIGIN}/`),
+      url: NO_TARGET_YET,
       clientAddress: clientAddresses.of(raw),
       trace: {},
     };
