@@ -139,8 +139,9 @@ export const createCallerFactory = t.createCallerFactory;
  *
  * Its own turn: the calls of a tRPC batch would otherwise run back to back as one block (better-sqlite3
  * answers synchronously), and a batch of ten pages of 1,000 plants held every other request ~50 ms (issue
- * 18). The first call of a request runs on the turn the work queue gave the request (http/guards/
- * work-queue.ts: each on a setImmediate of its own); every further call waits for a turn of its own.
+ * 18). The first call of a request runs on the request's own turn (the I/O that brought it, or the
+ * setImmediate the work queue started it on: http/guards/work-queue.ts); every further call waits for a
+ * turn of its own.
  */
 function guard(permission?: Permission) {
   return t.middleware(async ({ ctx, next }) => {
