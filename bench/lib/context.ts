@@ -14,7 +14,7 @@ export type RunRecord = Measurement & { round: number; load1: number; slot?: str
 export type Context = {
   options: Options;
   checkout: Checkout;
-  baseline: Checkout | null;
+  baselines: Checkout[];
   dir: string;
   databaseUrl: string;
   data: BenchDb;
@@ -23,7 +23,8 @@ export type Context = {
   /** First start of the app on the empty database (migrations, first admin), ms to /api/health. */
   firstStartMs: number;
   app: Server;
-  base: Server | null;
+  /** The baselines' apps: `base`, or `base1`, `base2`, … with several. */
+  bases: Server[];
   /** SQLite only: the floor (bare node:http + better-sqlite3) and the stack floor (tRPC + zod + Prisma, minimal). */
   floor: Server | null;
   stack: Server | null;

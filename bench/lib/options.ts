@@ -28,8 +28,9 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
                        e2e/support/postgres.ts); the floor is SQLite-only and is left out
   --database=URL       postgresql://… : the app on a fresh database on that server (dropped afterwards)
-  --baseline=DIR       also run the app as checked out in DIR (another commit; see bench/README.md) in the
-                       A/B rotation, so a change is measured against its parent in the same run
+  --baseline=DIR[,DIR] also run the app as checked out in DIR (another commit; see bench/README.md) in the
+                       A/B rotation, so a change is measured against its parent in the same run; several
+                       (base1, base2, …) measure a series of steps in one run
   --keep               keep the temporary database folder`;
 
 export type Options = {
@@ -52,7 +53,7 @@ export type Options = {
   browserRuns: number;
   engine: 'sqlite' | 'postgresql';
   databaseUrl: string | null;
-  baseline: string | null;
+  baselines: string[];
   keep: boolean;
 };
 
@@ -115,7 +116,7 @@ export function parseOptions(argv: string[]): Options {
     browserRuns: quick ? 1 : 3,
     engine,
     databaseUrl: database,
-    baseline: typeof flags.get('baseline') === 'string' ? path.resolve(String(flags.get('baseline'))) : null,
+    baselines: typeof flags.get('baseline') === 'string' ? String(flags.get('baseline')).split(',').filter(Boolean).map((dir) => path.resolve(dir)) : [],
     keep: flags.has('keep'),
   };
 }

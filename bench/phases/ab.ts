@@ -99,11 +99,12 @@ export const GOALS = { ofStackFloor: 0.9, conditionalOfFloor: 0.8, listP99Ms: 25
 
 export async function abPhase(ctx: Context): Promise<void> {
   const { options } = ctx;
-  const servers = [ctx.app, ...(ctx.base ? [ctx.base] : []), ...(ctx.stack ? [ctx.stack] : []), ...(ctx.floor ? [ctx.floor] : [])];
+  const apps = [ctx.app, ...ctx.bases];
+  const servers = [...apps, ...(ctx.stack ? [ctx.stack] : []), ...(ctx.floor ? [ctx.floor] : [])];
   const slots: Slot[] = WORKLOADS.filter((workload) => options.workloads.has(workload)).map((workload) => ({ slot: workload, runs: servers.map((server) => ({ server, workload })) }));
   // The 304 list: the app (and a baseline that keeps ETags) answering If-None-Match, the floor its plain list.
   const conditional = [];
-  if (options.workloads.has('list304')) for (const server of [ctx.app, ...(ctx.base ? [ctx.base] : [])]) if (await answersEtag(ctx, server)) conditional.push({ server, workload: 'list304' as const });
+  if (options.workloads.has('list304')) for (const server of apps) if (await answersEtag(ctx, server)) conditional.push({ server, workload: 'list304' as const });
   if (conditional.length > 0) slots.push({ slot: 'list304', runs: [...conditional, ...(ctx.floor ? [{ server: ctx.floor, workload: 'list' as const }] : [])] });
   console.log(`\n## A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and workload (warm-up ${options.warmSeconds} s each)`);
   const runs: RunRecord[] = [];
@@ -113,29 +114,30 @@ export async function abPhase(ctx: Context): Promise<void> {
 
   const of = (slot: string, name: string) => runs.filter((r) => r.slot === slot && r.server === name).sort((a, b) => a.round - b.round);
   const rate = (records: RunRecord[]) => records.map((r) => r.reqPerSec);
+  const over = (subject: RunRecord[], reference: RunRecord[]) => (subject.length && reference.length ? ratioSpread(rate(subject), rate(reference)) : undefined);
+  const names = servers.map((server) => server.name);
   const summary = slots.map(({ slot }) => {
-    const [app, base, stack, floor] = ['app', 'base', 'stack', 'floor'].map((name) => of(slot, name)) as [RunRecord[], RunRecord[], RunRecord[], RunRecord[]];
-    const over = (subject: RunRecord[], reference: RunRecord[]) => (subject.length && reference.length ? ratioSpread(rate(subject), rate(reference)) : undefined);
+    const records = Object.fromEntries(names.map((name) => [name, of(slot, name)]));
+    const measured = names.filter((name) => records[name]!.length > 0);
     return {
       slot,
-      app: summarise(app),
-      ...(base.length ? { base: summarise(base) } : {}),
-      ...(stack.length ? { stack: summarise(stack) } : {}),
-      ...(floor.length ? { floor: summarise(floor) } : {}),
-      ofStack: { app: over(app, stack), base: over(base, stack) },
-      ofFloor: { app: over(app, floor), base: over(base, floor), stack: over(stack, floor) },
-      appOverBase: over(app, base),
+      servers: Object.fromEntries(measured.map((name) => [name, summarise(records[name]!)])),
+      /** Each app's (and baseline's) ratio to the stack floor, and each server's to the floor, per round. */
+      ofStack: Object.fromEntries(apps.map((server) => [server.name, over(records[server.name]!, records.stack ?? [])])),
+      ofFloor: Object.fromEntries(names.filter((name) => name !== 'floor').map((name) => [name, over(records[name]!, records.floor ?? [])])),
+      /** The app over each baseline, per round. */
+      appOver: Object.fromEntries(ctx.bases.map((server) => [server.name, over(records.app!, records[server.name]!)])),
     };
   });
   ctx.results.ab = { ...(ctx.results.ab as object), summary };
 
   const rows: (string | number)[][] = [];
   for (const entry of summary) {
-    for (const name of ['app', 'base', 'stack', 'floor'] as const) {
-      const s = entry[name];
+    for (const name of names) {
+      const s = entry.servers[name];
       if (!s) continue;
-      const ofStack = name === 'app' || name === 'base' ? entry.ofStack[name] : undefined;
-      const ofFloor = name === 'floor' ? undefined : entry.ofFloor[name];
+      const ofStack = entry.ofStack[name];
+      const ofFloor = entry.ofFloor[name];
       const sent = of(entry.slot, name)[0]?.workload;
       rows.push([
         entry.slot === 'list304' && sent !== 'list304' ? `${entry.slot} (${name}: plain list)` : entry.slot,
@@ -155,9 +157,8 @@ export async function abPhase(ctx: Context): Promise<void> {
       ]);
     }
   }
-  const who = servers.map((server) => server.name).join(', ');
   ctx.report.push(
-    `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s, ${who} alternating (order flipped each round; warm-up ${options.warmSeconds} s)`,
+    `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s, ${names.join(', ')} alternating (order flipped each round; warm-up ${options.warmSeconds} s)`,
     '',
     table(
       [
@@ -171,9 +172,9 @@ export async function abPhase(ctx: Context): Promise<void> {
     '',
     'app: `npm start` with its defaults (request log on; the per-token rate limit set far above the load instead of off).',
     'stack: the stack floor (bench/stack-floor.ts: a tRPC procedure with zod input and output called through a caller,',
-    "Prisma's client on the same adapter, the token looked up per request, nothing else). floor: bare node:http +",
-    'better-sqlite3 (bench/floor.ts). list304: the list with If-None-Match carrying its current ETag; the floor',
-    'answers its plain list in the same rounds, so app/floor there is "a 304 against the bare plain list".',
+    "Prisma's client on the same adapter for the operation, the floor's token check, nothing else). floor: bare",
+    'node:http + better-sqlite3 (bench/floor.ts). list304: the list with If-None-Match carrying its current ETag; the',
+    'floor answers its plain list in the same rounds, so app/floor there is "a 304 against the bare plain list".',
     "req/s and p50: mean of the rounds; req/s CV: the rounds' standard deviation over their mean. /stack floor and",
     "/floor: each round's own ratio (the servers measured back to back), their mean, lowest and highest, and ± the",
     'largest distance of a round from the mean: "holds" when within ±10 %. peak RSS: VmRSS sampled every 250 ms.',
@@ -181,9 +182,13 @@ export async function abPhase(ctx: Context): Promise<void> {
     'autocannon meanwhile (worst round): well above 0 means noise.',
     '',
   );
-  if (summary.some((entry) => entry.appOverBase)) {
+  for (const base of ctx.bases) {
+    const entries = summary.filter((entry) => entry.appOver[base.name]);
+    if (entries.length === 0) continue;
+    const cpu = (entry: (typeof summary)[number], name: string) => entry.servers[name]?.cpuMsPer1k ?? Number.NaN;
     ctx.report.push(
-      `app/base req/s per round: ${summary.filter((entry) => entry.appOverBase).map((entry) => `${entry.slot} ${spreadText(entry.appOverBase!)}`).join('; ')}`,
+      `app/${base.name} req/s per round: ${entries.map((entry) => `${entry.slot} ${spreadText(entry.appOver[base.name]!)}`).join('; ')}`,
+      `app/${base.name} CPU per request: ${entries.map((entry) => `${entry.slot} ${fixed(cpu(entry, base.name), 1)} → ${fixed(cpu(entry, 'app'), 1)} ms/1k (×${fixed(cpu(entry, 'app') / cpu(entry, base.name), 3)})`).join('; ')}`,
       '',
     );
   }
@@ -192,6 +197,7 @@ export async function abPhase(ctx: Context): Promise<void> {
   for (const entry of summary) {
     const parts: string[] = [];
     const ofStack = entry.ofStack.app;
+    const app = entry.servers.app!;
     if (entry.slot !== 'list304' && ofStack) {
       parts.push(`app/stack floor ${fixed(ofStack.mean)} ${verdict(ofStack.mean >= GOALS.ofStackFloor)} ≥ ${GOALS.ofStackFloor}${ofStack.holds ? ' (holds within ±10 %)' : ' (does not hold within ±10 %)'}`);
     }
@@ -199,7 +205,7 @@ export async function abPhase(ctx: Context): Promise<void> {
     if (entry.slot === 'list304' && entry.ofFloor.app) {
       parts.push(`304 list / bare floor's plain list ${fixed(entry.ofFloor.app.mean)} ${verdict(entry.ofFloor.app.mean >= GOALS.conditionalOfFloor)} ≥ ${GOALS.conditionalOfFloor}`);
     }
-    if (entry.slot === 'list') parts.push(`p99 ${fixed(entry.app.p99Median)} ms (median round) ${verdict(entry.app.p99Median < GOALS.listP99Ms)} < ${GOALS.listP99Ms} ms`);
+    if (entry.slot === 'list') parts.push(`p99 ${fixed(app.p99Median)} ms (median round) ${verdict(app.p99Median < GOALS.listP99Ms)} < ${GOALS.listP99Ms} ms`);
     if (parts.length) goals.push(`- ${entry.slot}: ${parts.join('; ')}`);
   }
   if (goals.length) ctx.report.push('Goals (issue 21):', ...goals, '');
