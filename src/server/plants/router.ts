@@ -28,6 +28,7 @@ import { plantChanges } from './live/feed';
 import { pagePlants } from './page';
 import { suggestTags } from './tags';
 import { restorePlants } from './undo';
+import { plantListVersion } from './versions';
 
 /** Whose open live streams a call counts against: the token's, as the request limit is. */
 const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
@@ -85,11 +86,19 @@ export const plantsRouter = createTRPCRouter({
         description:
           'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
+        requestHeaders: z.object({
+          'If-None-Match': z.string().max(8192).optional().meta({
+            description:
+              'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (README, "Conditional lists").',
+          }),
+        }),
         responseHeaders: z.object({
           Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
+          ETag: z.string().regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
         }),
         errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
       },
+      conditional: plantListVersion,
       mcp: {
         description:
           'List the plants you have access to, by id ascending, at most limit (1 to 1000, default 100) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.',

@@ -6,7 +6,7 @@ import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
-import { can, type Permission } from '@/server/auth/permissions';
+import { type Actor, can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { AppError, errorCatalog, type ErrorKind } from '@/shared/errors';
 
@@ -74,11 +74,15 @@ export async function createContext({ authorization }: { authorization: string |
  *   serves without calling it.
  * - `mcp.description`: for the MCP door, a description written for a model choosing a tool, where the
  *   OpenAPI text speaks of HTTP.
+ * - `conditional`: for a query whose answer, given its input, changes only with data versioned per caller:
+ *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
+ *   without calling the procedure (http/rest/conditional.ts).
  */
 export type ProcedureMeta = {
   openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
   permission?: Permission;
   mcp?: { description?: string };
+  conditional?: (actor: Actor) => Promise<string>;
 };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {

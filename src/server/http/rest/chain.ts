@@ -12,6 +12,7 @@ import type { WaitForTurn } from '../guards/work-queue';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
+import { entityTag, noneMatch } from './conditional';
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { stringifyExactJson } from './exact-json';
@@ -31,8 +32,9 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
  * plants, in the order a request meets them: the route (404), the method (405 with `Allow`; OPTIONS answers
  * it), the token (401, or 429 from the shared guard) before any body is read, the content type (415), the
  * body (413, 408; none where the operation declares none), its turn among the requests being worked on, the
- * JSON (400), the procedure (once per Idempotency-Key where the operation declares one), and the answer
- * (exact int64, 204 for no result, `Link` for the next page, `{error, message}` for every failure).
+ * JSON (400), a 304 where the procedure is `conditional` and the client has the answer, the procedure (once
+ * per Idempotency-Key where the operation declares one), and the answer (exact int64, 204 for no result,
+ * `ETag` where conditional, `Link` for the next page, `{error, message}` for every failure).
  */
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, waitForTurn, publicUrl, cors } = options;
@@ -75,6 +77,12 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     const input = restInput(route, url.searchParams, body, pathValues);
+    // A conditional GET: the caller's version of the data is read first (before the procedure, so a change
+    // between the two can only make the ETag older than the answer), and an answer the client already has
+    // is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it
+    // did not read are not charged (README, "Conditional lists").
+    const etag = route.conditional && auth.status === 'signedIn' ? entityTag(route, await route.conditional(auth.actor), input) : undefined;
+    if (etag !== undefined && noneMatch(request.raw, etag)) return jsonReply(304, null, { ETag: etag });
     const answer = async (): Promise<Answered> => {
       let result: unknown;
       try {
@@ -87,7 +95,9 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       if (result === undefined) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
       const json = stringifyExactJson(result);
-      return { reply: jsonReply(200, json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {}), operationStarted: true };
+      const headers: Record<string, string> = etag === undefined ? {} : { ETag: etag };
+      if (nextPageQuery) headers.Link = nextPageLink(url.pathname, nextPageQuery, publicUrl);
+      return { reply: jsonReply(200, json, headers), operationStarted: true };
     };
     if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);

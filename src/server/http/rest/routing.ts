@@ -1,5 +1,6 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 
+import type { Actor } from '@/server/auth/permissions';
 import type { ProcedureRef } from '@/server/trpc/call';
 import type { ProcedureMeta } from '@/server/trpc/init';
 
@@ -27,6 +28,8 @@ export type RestRoute = {
   takesBody: boolean;
   /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
   requestHeaders: string[];
+  /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
+  conditional?: (actor: Actor) => Promise<string>;
 };
 
 export type RouteMatch =
@@ -77,6 +80,7 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       queryParameters,
       takesBody: ['POST', 'PUT', 'PATCH'].includes(openapi.method) && queryParameters.length > 0,
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
+      ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
     };
     operations.push({ route, openapi });
   }
