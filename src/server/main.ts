@@ -14,7 +14,7 @@ const dev = process.argv.includes('--dev');
 
 // Prisma's query compiler is 3.3 MB of WebAssembly. V8 compiles it twice by default, a quick baseline and then
 // an optimised tier in background threads, and the second left ~70 MB of RSS behind for good. Its code is not
-// on the hot path (a list costs the same CPU with the baseline tier only; see README, Performance), so the
+// on the hot path (a list costs the same CPU with the baseline tier only; see docs/performance.md), so the
 // baseline is all it gets. Set before the module is compiled, at the first query.
 v8.setFlagsFromString('--liftoff-only');
 
