@@ -28,7 +28,7 @@ import Database from 'better-sqlite3';
 
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
-import { MARK, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
+import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -74,6 +74,8 @@ const insertPlant = db.prepare<[bigint, string, string | null, number, string]>(
 const deleteOwn = db.prepare<[bigint, number]>(`DELETE FROM "Plant" WHERE id = ? AND ownerId = ?`);
 const deleteAny = db.prepare<[bigint]>(`DELETE FROM "Plant" WHERE id = ?`);
 const ping = db.prepare(`SELECT 1`);
+const ownListVersion = db.prepare<[number], string>(OWN_LIST_VERSION_SQL).pluck();
+const allListVersion = db.prepare<[], string>(ALL_LIST_VERSION_SQL).pluck();
 
 type Actor = { userId: number; admin: boolean };
 
@@ -100,8 +102,8 @@ function send(response: ServerResponse, status: number, body: string | null, hea
 }
 
 /** The list's hot path: exactly 200 with the body and maybe a Link, without an extra object per answer. */
-function sendList(response: ServerResponse, body: string, link: string | null): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json'];
+function sendList(response: ServerResponse, body: string, link: string | null, etag: string): void {
+  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json', 'ETag', etag];
   if (link !== null) all.push('Link', link);
   all.push('Content-Length', String(Buffer.byteLength(body)));
   response.writeHead(200, all);
@@ -154,6 +156,9 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
     if (limit < 1 || limit > PAGE_LIMIT_MAX) throw new Refusal(400, 40007, `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
   }
   const after = afterText !== undefined ? int64(afterText, 'after', 400, 40007) : undefined;
+  // The app's ETag, from the caller's version read before the list (the floor answers no If-None-Match).
+  const version = actor.admin ? `all:${allListVersion.get()}` : `owner ${actor.userId}:${ownListVersion.get(actor.userId) ?? '0'}`;
+  const etag = listEtag(version, { limit: limitText, after: afterText });
   const rows = actor.admin
     ? after === undefined
       ? listAll.all(limit + 1)
@@ -168,7 +173,7 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
   body += ']';
   // As the app: relative (it never echoes a Host), or under PUBLIC_URL when that is set.
   const link = more ? `<${PUBLIC_URL}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"` : null;
-  sendList(response, body, link);
+  sendList(response, body, link, etag);
 }
 
 function textField(value: unknown, field: string, maxLength: number, required: boolean): string | null {

@@ -30,7 +30,7 @@ import { z } from 'zod';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
-import { MARK, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
+import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -101,7 +101,7 @@ const newPlant = z.strictObject({
 });
 const idInput = z.object({ id: decimal(BigInt, int64('id')) });
 
-type Context = { actor: Actor; link?: string };
+type Context = { actor: Actor; link?: string; etag?: string; query?: { limit?: string; after?: string } };
 const t = initTRPC.context<Context>().create();
 
 const toPlant = (row: PlantRow) => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
@@ -114,6 +114,11 @@ const router = t.router({
       const limit = input.limit ?? PAGE_LIMIT_DEFAULT;
       const { actor } = ctx;
       const after = input.after;
+      // The app's ETag, from the caller's version read before the list (no If-None-Match is answered here).
+      const [versionRow] = actor.admin
+        ? await prisma.$queryRawUnsafe<{ version: string }[]>(ALL_LIST_VERSION_SQL)
+        : await prisma.$queryRawUnsafe<{ version: string }[]>(OWN_LIST_VERSION_SQL, actor.userId);
+      ctx.etag = listEtag(actor.admin ? `all:${versionRow!.version}` : `owner ${actor.userId}:${versionRow?.version ?? '0'}`, ctx.query ?? {});
       const rows = actor.admin
         ? after === undefined
           ? await prisma.$queryRaw<PlantRow[]>`SELECT id, name, tag FROM "Plant" ORDER BY id LIMIT ${limit + 1}`
@@ -247,12 +252,14 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     const context: Context = { actor: authenticate(request) };
     const caller = createCaller(context);
     if (method === 'GET') {
-      const plants = await caller.list(listQuery(queryAt === -1 ? '' : url.slice(queryAt + 1))).catch((error: unknown) => {
+      const query = listQuery(queryAt === -1 ? '' : url.slice(queryAt + 1));
+      context.query = query;
+      const plants = await caller.list(query).catch((error: unknown) => {
         throw refusalOf(error, 400, 40007);
       });
       let body = '[';
       for (let i = 0; i < plants.length; i++) body += (i === 0 ? '' : ',') + plantJson(plants[i]!);
-      return send(response, 200, `${body}]`, context.link === undefined ? {} : { Link: context.link });
+      return send(response, 200, `${body}]`, { ETag: context.etag!, ...(context.link === undefined ? {} : { Link: context.link }) });
     }
     const fields = parseBody(await readBody(request));
     const plant = await caller.create(fields as z.input<typeof newPlant>).catch((error: unknown) => {

@@ -3,6 +3,8 @@
  * bytes as the app's answers, for as little work as the contract allows.
  */
 
+import { createHash } from 'node:crypto';
+
 /** Integer tokens of a request body are rewritten as strings behind this marker before JSON.parse (see quoteIntegers). */
 export const MARK = '\u0000';
 
@@ -56,3 +58,20 @@ export function plantJson(row: { id: bigint; name: string; tag?: string | null }
 
 /** Prisma's better-sqlite3 adapter writes DateTime as ISO 8601 with `+00:00`; so do the floors. */
 export const prismaTimestamp = (date: Date) => date.toISOString().replace('Z', '+00:00');
+
+/**
+ * The list's ETag as the app makes it (src/server/http/rest/conditional.ts): SHA-256 of the representation's
+ * number, the operation, the caller's version (`owner N:V` for a member, `all:S` for an admin, read from
+ * PlantListVersion) and the query as its input (`limit`, then `after`, as sent), base64url, 27 characters.
+ */
+export function listEtag(version: string, query: { limit?: string; after?: string }): string {
+  let input = '{';
+  if (query.limit !== undefined) input += `"limit":${JSON.stringify(query.limit)}`;
+  if (query.after !== undefined) input += `${input === '{' ? '' : ','}"after":${JSON.stringify(query.after)}`;
+  const hash = createHash('sha256').update(`1\nGET /plants\n${version}\n${input === '{' ? '{}' : `${input}}`}`);
+  return `"${hash.digest('base64url').slice(0, 27)}"`;
+}
+
+/** The caller's list version, as src/server/plants/versions.ts reads it. */
+export const OWN_LIST_VERSION_SQL = `SELECT CAST("version" AS TEXT) AS version FROM "PlantListVersion" WHERE "ownerId" = ?`;
+export const ALL_LIST_VERSION_SQL = `SELECT CAST(COALESCE(SUM("version"), 0) AS TEXT) AS version FROM "PlantListVersion"`;
