@@ -87,14 +87,14 @@ export const plantsRouter = createTRPCRouter({
           'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
         requestHeaders: z.object({
-          'If-None-Match': z.string().max(8192).optional().meta({
+          'If-None-Match': z.string().max(8192).regex(/^[\t\x20-\x7E]*$/).optional().meta({
             description:
               'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (README, "Conditional lists").',
           }),
         }),
         responseHeaders: z.object({
           Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
-          ETag: z.string().regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
+          ETag: z.string().max(29).regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
         }),
         errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
       },

@@ -192,7 +192,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       if (conditional.has(`${method} ${path}`)) {
         responses['304'] = {
           description: 'Not Modified: nothing the caller can see changed since the answer whose `ETag` was sent in `If-None-Match`; no body',
-          headers: { ETag: { description: 'The same ETag', required: true, schema: { type: 'string', pattern: '^"[\\w-]{27}"$' } } },
+          headers: { ETag: { description: 'The same ETag', required: true, schema: { type: 'string', maxLength: 29, pattern: '^"[\\w-]{27}"$' } } },
         };
       }
       // The failures come from the catalogue, by status; the library's guesses are dropped.
