@@ -28,6 +28,7 @@ import Database from 'better-sqlite3';
 
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
+import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -40,8 +41,6 @@ const BEARER = /^bearer(?: (.*))?$/i;
 const DECIMAL_INT64 = /^-?\d{1,20}$/;
 const CONTROL = /\p{Cc}/u;
 const NOT_SPACE = /\S/u;
-/** Integer tokens of a request body are rewritten as strings behind this marker before JSON.parse (see quoteIntegers). */
-const MARK = '\u0000';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const databaseUrl = process.env.DATABASE_URL ?? '';
@@ -63,7 +62,6 @@ const tokenByHash = db.prepare<[string], { tokenId: number; lastUsedAt: string |
 );
 const touchToken = db.prepare<[string, number]>(`UPDATE "ApiToken" SET lastUsedAt = ? WHERE id = ?`);
 
-type PlantRow = { id: bigint; name: string; tag: string | null };
 const listOwn = db.prepare<[number, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? ORDER BY id LIMIT ?`).safeIntegers(true);
 const listOwnAfter = db
   .prepare<[number, bigint, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? AND id > ? ORDER BY id LIMIT ?`)
@@ -76,9 +74,8 @@ const insertPlant = db.prepare<[bigint, string, string | null, number, string]>(
 const deleteOwn = db.prepare<[bigint, number]>(`DELETE FROM "Plant" WHERE id = ? AND ownerId = ?`);
 const deleteAny = db.prepare<[bigint]>(`DELETE FROM "Plant" WHERE id = ?`);
 const ping = db.prepare(`SELECT 1`);
-
-/** Prisma's better-sqlite3 adapter writes DateTime as ISO 8601 with `+00:00`; so does the floor. */
-const prismaTimestamp = (date: Date) => date.toISOString().replace('Z', '+00:00');
+const ownListVersion = db.prepare<[number], string>(OWN_LIST_VERSION_SQL).pluck();
+const allListVersion = db.prepare<[], string>(ALL_LIST_VERSION_SQL).pluck();
 
 type Actor = { userId: number; admin: boolean };
 
@@ -105,8 +102,8 @@ function send(response: ServerResponse, status: number, body: string | null, hea
 }
 
 /** The list's hot path: exactly 200 with the body and maybe a Link, without an extra object per answer. */
-function sendList(response: ServerResponse, body: string, link: string | null): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json'];
+function sendList(response: ServerResponse, body: string, link: string | null, etag: string): void {
+  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json', 'ETag', etag];
   if (link !== null) all.push('Link', link);
   all.push('Content-Length', String(Buffer.byteLength(body)));
   response.writeHead(200, all);
@@ -135,10 +132,6 @@ function int64(text: string, field: string, status: number, value: number): bigi
   return id;
 }
 
-function plantJson(row: PlantRow): string {
-  return `{"id":${row.id},"name":${JSON.stringify(row.name)}${row.tag === null ? '' : `,"tag":${JSON.stringify(row.tag)}`}}`;
-}
-
 /** `limit=N` or `limit=N&after=ID` with plain digits: what paging clients send; anything else takes URLSearchParams. */
 const COMMON_QUERY = /^limit=(\d{1,4})(?:&after=(-?\d{1,20}))?$/;
 
@@ -163,6 +156,9 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
     if (limit < 1 || limit > PAGE_LIMIT_MAX) throw new Refusal(400, 40007, `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
   }
   const after = afterText !== undefined ? int64(afterText, 'after', 400, 40007) : undefined;
+  // The app's ETag, from the caller's version read before the list (the floor answers no If-None-Match).
+  const version = actor.admin ? `all:${allListVersion.get()}` : `owner ${actor.userId}:${ownListVersion.get(actor.userId) ?? '0'}`;
+  const etag = listEtag(version, { limit: limitText, after: afterText });
   const rows = actor.admin
     ? after === undefined
       ? listAll.all(limit + 1)
@@ -177,49 +173,7 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
   body += ']';
   // As the app: relative (it never echoes a Host), or under PUBLIC_URL when that is set.
   const link = more ? `<${PUBLIC_URL}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"` : null;
-  sendList(response, body, link);
-}
-
-/** Digits, `.`, `e`, `E`, `+`, `-`: the characters a JSON number token is made of. */
-const isNumberChar = (code: number) => (code >= 48 && code <= 57) || code === 46 || code === 101 || code === 69 || code === 43 || code === 45;
-
-/**
- * Rewrites each integer token outside strings as the string MARK + digits, so JSON.parse keeps every digit
- * and a field can still tell an integer (MARK…) from a string. Anything else is left for JSON.parse to judge.
- */
-function quoteIntegers(text: string): string {
-  let out = '';
-  let copiedUpTo = 0;
-  let index = 0;
-  while (index < text.length) {
-    const code = text.charCodeAt(index);
-    if (code === 34) {
-      // A string: skip to its closing quote.
-      index++;
-      while (index < text.length) {
-        const inner = text.charCodeAt(index);
-        if (inner === 92) index += 2;
-        else if (inner === 34) {
-          index++;
-          break;
-        } else index++;
-      }
-      continue;
-    }
-    if (code === 45 || (code >= 48 && code <= 57)) {
-      let end = index + 1;
-      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-      const token = text.slice(index, end);
-      if (/^-?(?:0|[1-9]\d*)$/.test(token)) {
-        out += `${text.slice(copiedUpTo, index)}"\\u0000${token}"`;
-        copiedUpTo = end;
-      }
-      index = end;
-      continue;
-    }
-    index++;
-  }
-  return copiedUpTo === 0 ? text : out + text.slice(copiedUpTo);
+  sendList(response, body, link, etag);
 }
 
 function textField(value: unknown, field: string, maxLength: number, required: boolean): string | null {

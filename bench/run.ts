@@ -29,7 +29,7 @@ import { parseOptions, UsageError, USAGE } from './lib/options';
 import { benchDir, projectRoot } from './lib/paths';
 import { descendants, freePort, type Server, waitFor200 } from './lib/proc';
 import { int } from './lib/report';
-import { createToken, startApp, startFloor } from './lib/servers';
+import { createToken, startApp, startFloor, startStackFloor } from './lib/servers';
 import { abPhase, floorCheckPhase } from './phases/ab';
 import { browserPhase } from './phases/browser';
 import { coldPhase } from './phases/cold';
@@ -114,8 +114,8 @@ async function main(): Promise<number> {
 
   const checkout = checkoutAt(projectRoot);
   if (checkout.kind !== 'compiled') throw new Error('this bench runs the compiled server (src/server/main.ts); an older checkout can only be a --baseline');
-  const baseline = options.baseline ? checkoutAt(options.baseline) : null;
-  const buildSeconds = ensureBuild(checkout, options.rebuild) + (baseline ? ensureBuild(baseline, options.rebuild) : 0);
+  const baselines = options.baselines.map((dir) => checkoutAt(dir));
+  const buildSeconds = ensureBuild(checkout, options.rebuild) + baselines.reduce((total, baseline) => total + ensureBuild(baseline, options.rebuild), 0);
   const scripts = await bundleBenchServers();
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-bench-'));
@@ -172,31 +172,37 @@ async function main(): Promise<number> {
     const runner = makeRunner(options, data, memberId, token, failures);
 
     let floor: Server | null = null;
+    let stack: Server | null = null;
     if (options.engine === 'sqlite') {
       floor = startFloor(scripts.floor, await freePort(), databaseUrl);
       running.add(floor);
       await waitFor200(floor, '/api/health', performance.now(), 30_000);
       await contractCheck(app, floor, token, data, runner.nextCreateId, true);
+      stack = startStackFloor(scripts.stackFloor, await freePort(), databaseUrl);
+      running.add(stack);
+      await waitFor200(stack, '/api/health', performance.now(), 30_000);
+      await contractCheck(stack, floor, token, data, runner.nextCreateId, true);
     } else {
       await sanityCheck(app, token);
     }
-    let base: Server | null = null;
-    if (baseline) {
-      base = startApp({ name: 'base', checkout: baseline, port: await freePort(), databaseUrl });
+    const bases: Server[] = [];
+    for (const [index, baseline] of baselines.entries()) {
+      const base = startApp({ name: baselines.length === 1 ? 'base' : `base${index + 1}`, checkout: baseline, port: await freePort(), databaseUrl });
       running.add(base);
+      bases.push(base);
       await waitFor200(base, '/api/health', performance.now());
       if (floor) await contractCheck(base, floor, token, data, runner.nextCreateId, false);
       else await sanityCheck(base, token);
-      console.log(`baseline (${baseline.kind === 'compiled' ? 'compiled' : 'Next.js under tsx'}) pid ${base.pid} from ${baseline.dir}`);
+      console.log(`baseline ${base.name} (${baseline.kind === 'compiled' ? 'compiled' : 'Next.js under tsx'}) pid ${base.pid} from ${baseline.dir}`);
     }
-    console.log(`app pid ${app.pid} (children: ${descendants(app.pid).length})${floor ? `, floor pid ${floor.pid}` : ''}; database ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
+    console.log(`app pid ${app.pid} (children: ${descendants(app.pid).length})${floor ? `, floor pid ${floor.pid}` : ''}${stack ? `, stack floor pid ${stack.pid}` : ''}; database ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}`);
     console.log(`first start on an empty database (migrations, first admin): ${int(firstStartMs)} ms; ${floor ? 'contract check passed (bodies and headers)' : 'sanity check passed'}`);
-    results.setup = { buildSeconds, firstStartMs: Math.round(firstStartMs), engine: options.engine, baseline: baseline && { dir: baseline.dir, kind: baseline.kind } };
+    results.setup = { buildSeconds, firstStartMs: Math.round(firstStartMs), engine: options.engine, baselines: baselines.map(({ dir, kind }) => ({ dir, kind })) };
 
     const ctx: Context = {
       options,
       checkout,
-      baseline,
+      baselines,
       dir,
       databaseUrl,
       data,
@@ -204,8 +210,9 @@ async function main(): Promise<number> {
       memberId,
       firstStartMs,
       app,
-      base,
+      bases,
       floor,
+      stack,
       scripts,
       running,
       failures,

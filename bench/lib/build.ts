@@ -6,8 +6,8 @@
  *   than the half of it that BUILD_INFO.json dates (the same rule as e2e/support/build.ts), or on --rebuild;
  * - a checkout of the older kind (commit 130f597 and before: src/cli/start.ts under tsx, Next.js serving the
  *   page): `next build` into `<checkout>/.next-bench/` (NEXT_DIST_DIR) when its BUILD_ID is missing;
- * - the floor (bench/floor.ts) and the ceiling (bench/ceiling.ts), bundled by esbuild into
- *   `.bench-build/bench/` on every run (a tenth of a second), so they run on plain node like the app.
+ * - the floor (bench/floor.ts), the stack floor (bench/stack-floor.ts) and the ceiling (bench/ceiling.ts),
+ *   bundled by esbuild into `.bench-build/bench/` on every run (a second), so they run on plain node like the app.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -83,12 +83,17 @@ export function ensureBuild(checkout: Checkout, rebuild: boolean): number {
   return (performance.now() - startedAt) / 1000;
 }
 
-/** bench/floor.ts, bench/ceiling.ts and bench/probe.ts as plain ES modules in .bench-build/bench/, for plain node. */
-export async function bundleBenchServers(): Promise<{ floor: string; ceiling: string; probe: string }> {
+/** bench/floor.ts, bench/stack-floor.ts, bench/ceiling.ts and bench/probe.ts as plain ES modules in .bench-build/bench/, for plain node. */
+export async function bundleBenchServers(): Promise<{ floor: string; stackFloor: string; ceiling: string; probe: string }> {
   const outdir = path.join(projectRoot, BENCH_BUILD_DIR, 'bench');
   await build({
     absWorkingDir: projectRoot,
-    entryPoints: { floor: path.join(benchDir, 'floor.ts'), ceiling: path.join(benchDir, 'ceiling.ts'), probe: path.join(benchDir, 'probe.ts') },
+    entryPoints: {
+      floor: path.join(benchDir, 'floor.ts'),
+      'stack-floor': path.join(benchDir, 'stack-floor.ts'),
+      ceiling: path.join(benchDir, 'ceiling.ts'),
+      probe: path.join(benchDir, 'probe.ts'),
+    },
     outdir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -96,8 +101,16 @@ export async function bundleBenchServers(): Promise<{ floor: string; ceiling: st
     platform: 'node',
     target: 'node20',
     external: ['better-sqlite3'],
+    define: { 'process.env.NODE_ENV': '"production"' },
+    // So a profile of a floor maps its frames to packages as the app's does (lib/profile.ts).
+    sourcemap: true,
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  return { floor: path.join(outdir, 'floor.mjs'), ceiling: path.join(outdir, 'ceiling.mjs'), probe: path.join(outdir, 'probe.mjs') };
+  return {
+    floor: path.join(outdir, 'floor.mjs'),
+    stackFloor: path.join(outdir, 'stack-floor.mjs'),
+    ceiling: path.join(outdir, 'ceiling.mjs'),
+    probe: path.join(outdir, 'probe.mjs'),
+  };
 }

@@ -8,12 +8,13 @@ import type { Options } from './options';
 import type { Server } from './proc';
 import { fixed, int, mb } from './report';
 
-export type RunRecord = Measurement & { round: number; load1: number };
+/** `slot`: the A/B table's row it was measured for (the workload, or `list304` for a floor's plain list beside the app's 304s). */
+export type RunRecord = Measurement & { round: number; load1: number; slot?: string };
 
 export type Context = {
   options: Options;
   checkout: Checkout;
-  baseline: Checkout | null;
+  baselines: Checkout[];
   dir: string;
   databaseUrl: string;
   data: BenchDb;
@@ -22,10 +23,12 @@ export type Context = {
   /** First start of the app on the empty database (migrations, first admin), ms to /api/health. */
   firstStartMs: number;
   app: Server;
-  base: Server | null;
-  /** SQLite only. */
+  /** The baselines' apps: `base`, or `base1`, `base2`, … with several. */
+  bases: Server[];
+  /** SQLite only: the floor (bare node:http + better-sqlite3) and the stack floor (tRPC + zod + Prisma, minimal). */
   floor: Server | null;
-  scripts: { floor: string; ceiling: string; probe: string };
+  stack: Server | null;
+  scripts: { floor: string; stackFloor: string; ceiling: string; probe: string };
   running: Set<Server>;
   failures: string[];
   results: Record<string, unknown>;
@@ -64,8 +67,8 @@ export function makeRunner(options: Options, data: BenchDb, memberId: number, to
   const check = (record: RunRecord, phase: string) => {
     const what = `${phase}: ${record.server} ${record.workload}${record.round ? ` round ${record.round}` : ''}`;
     if (record.status5xx > 0) failures.push(`${what}: ${record.status5xx} responses with 5xx`);
-    const other = record.non2xx - record.status5xx;
-    if (other > 0) failures.push(`${what}: ${other} non-2xx responses that are not 5xx (${JSON.stringify(record.statusCounts)})`);
+    const other = record.unexpected - record.status5xx;
+    if (other > 0) failures.push(`${what}: ${other} unexpected responses that are not 5xx (${JSON.stringify(record.statusCounts)})`);
     if (record.errors > 0 || record.timeouts > 0) failures.push(`${what}: ${record.errors} connection errors, ${record.timeouts} timeouts`);
     if (record.poolExhausted) failures.push(`${what}: ran out of seeded ids to delete`);
   };
@@ -73,7 +76,7 @@ export function makeRunner(options: Options, data: BenchDb, memberId: number, to
   const line = (record: RunRecord, label: string) =>
     console.log(
       `${label.padEnd(16)} ${record.server.padEnd(5)} ${int(record.reqPerSec).padStart(7)} req/s  p50 ${fixed(record.latencyMs.p50).padStart(7)} ms  p99 ${fixed(record.latencyMs.p99).padStart(7)} ms  ` +
-        `rss ${mb(record.peakRss).padStart(4)} MB  cpu ${fixed(record.serverCpu)} (client ${fixed(record.clientCpu)}, others ${fixed(record.otherCpu)})  non-2xx ${record.non2xx}${record.errors + record.timeouts ? `  errors ${record.errors + record.timeouts}` : ''}`,
+        `rss ${mb(record.peakRss).padStart(4)} MB  cpu ${fixed(record.serverCpu)} (client ${fixed(record.clientCpu)}, others ${fixed(record.otherCpu)})  unexpected ${record.unexpected}${record.errors + record.timeouts ? `  errors ${record.errors + record.timeouts}` : ''}`,
     );
 
   return { run, check, line, nextCreateId };

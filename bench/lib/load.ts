@@ -7,7 +7,14 @@ import autocannon, { type Request, type Result } from 'autocannon';
 
 import { cpuSeconds, machineBusySeconds, memory, type Server } from './proc';
 
-export type Workload = 'list' | 'create' | 'delete' | 'listDeep';
+/**
+ * `list304`: the list with `If-None-Match` carrying the page's current ETag (read just before the run), which a
+ * server that keeps conditional requests answers 304 without running the query; the others answer 200.
+ */
+export type Workload = 'list' | 'create' | 'delete' | 'listDeep' | 'list304';
+
+/** The status each workload should get; anything else is counted as unexpected (and fails the run). */
+export const EXPECTED_STATUS: Record<Workload, number> = { list: 200, listDeep: 200, list304: 304, create: 200, delete: 204 };
 
 export type LoadPlan = {
   server: Server;
@@ -37,7 +44,8 @@ export type Measurement = {
   reqPerSec: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
   statusCounts: Record<string, number>;
-  non2xx: number;
+  /** Answers with another status than the workload's (EXPECTED_STATUS). */
+  unexpected: number;
   status5xx: number;
   errors: number;
   timeouts: number;
@@ -71,6 +79,13 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
   let request: Request;
   if (workload === 'list' || workload === 'listDeep') {
     request = { method: 'GET', path: `/api/plants?${plan.query ?? 'limit=20'}`, headers: auth };
+  } else if (workload === 'list304') {
+    const path = `/api/plants?${plan.query ?? 'limit=20'}`;
+    const page = await fetch(server.baseUrl + path, { headers: auth });
+    await page.arrayBuffer();
+    const etag = page.headers.get('etag');
+    if (etag === null) throw new Error(`${server.name} answers GET ${path} without an ETag: it cannot be measured with If-None-Match`);
+    request = { method: 'GET', path, headers: { ...auth, 'if-none-match': etag } };
   } else if (workload === 'create') {
     const next = plan.nextCreateId!;
     request = {
@@ -147,7 +162,8 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
   const sorted = latencies.subarray(0, count).sort();
   let sum = 0;
   for (const value of sorted) sum += value;
-  const non2xx = Object.entries(statusCounts).reduce((total, [status, n]) => total + (status.startsWith('2') ? 0 : n), 0);
+  const expected = String(EXPECTED_STATUS[workload]);
+  const unexpected = Object.entries(statusCounts).reduce((total, [status, n]) => total + (status === expected ? 0 : n), 0);
   const status5xx = Object.entries(statusCounts).reduce((total, [status, n]) => total + (status.startsWith('5') ? n : 0), 0);
   const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
@@ -166,7 +182,7 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
       mean: round(count ? sum / count : Number.NaN),
     },
     statusCounts,
-    non2xx,
+    unexpected,
     status5xx,
     errors: result.errors,
     timeouts: result.timeouts,

@@ -3,6 +3,8 @@ import path from 'node:path';
 
 export const PHASES = ['ab', 'scale', 'memory', 'cold', 'browser'] as const;
 export type Phase = (typeof PHASES)[number];
+export const AB_WORKLOADS = ['list', 'create', 'delete', 'list304'] as const;
+export type AbWorkload = (typeof AB_WORKLOADS)[number];
 
 export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [options])
 
@@ -11,6 +13,7 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --rebuild            rebuild .bench-build/ (and the baseline's build) even when current
   --skip=PHASES        leave out phases: ${PHASES.join(', ')} (comma-separated)
   --only=PHASES        run only these phases
+  --workloads=LIST     A/B workloads: list, create, delete, list304 (default all; comma-separated)
   --seconds=S          seconds per A/B measurement (default 10; --quick 2)
   --rounds=R           A/B rounds per workload (default 5; --quick 2)
   --warmup=S           seconds of warm-up per server and workload before the rounds (default 5; --quick 1)
@@ -25,14 +28,16 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
                        e2e/support/postgres.ts); the floor is SQLite-only and is left out
   --database=URL       postgresql://… : the app on a fresh database on that server (dropped afterwards)
-  --baseline=DIR       also run the app as checked out in DIR (another commit; see bench/README.md) in the
-                       A/B rotation, so a change is measured against its parent in the same run
+  --baseline=DIR[,DIR] also run the app as checked out in DIR (another commit; see bench/README.md) in the
+                       A/B rotation, so a change is measured against its parent in the same run; several
+                       (base1, base2, …) measure a series of steps in one run
   --keep               keep the temporary database folder`;
 
 export type Options = {
   quick: boolean;
   rebuild: boolean;
   phases: Set<Phase>;
+  workloads: Set<AbWorkload>;
   seconds: number;
   rounds: number;
   warmSeconds: number;
@@ -48,7 +53,7 @@ export type Options = {
   browserRuns: number;
   engine: 'sqlite' | 'postgresql';
   databaseUrl: string | null;
-  baseline: string | null;
+  baselines: string[];
   keep: boolean;
 };
 
@@ -62,7 +67,7 @@ export function parseOptions(argv: string[]): Options {
     flags.set(match[1]!, match[2] ?? true);
   }
   const known = [
-    'quick', 'rebuild', 'skip', 'only', 'seconds', 'rounds', 'warmup', 'connections', 'floor-check', 'scales', 'scale-seconds',
+    'quick', 'rebuild', 'skip', 'only', 'workloads', 'seconds', 'rounds', 'warmup', 'connections', 'floor-check', 'scales', 'scale-seconds',
     'sequential', 'soak', 'profile', 'engine', 'database', 'baseline', 'keep', 'help',
   ];
   for (const name of flags.keys()) if (!known.includes(name)) throw new UsageError(`unknown option: --${name}`);
@@ -81,6 +86,8 @@ export function parseOptions(argv: string[]): Options {
   };
   const phases = new Set<Phase>(flags.has('only') ? phaseList('only') : PHASES);
   for (const phase of phaseList('skip')) phases.delete(phase);
+  const workloads = new Set<AbWorkload>(flags.has('workloads') ? (String(flags.get('workloads')).split(',').filter(Boolean) as AbWorkload[]) : AB_WORKLOADS);
+  for (const workload of workloads) if (!(AB_WORKLOADS as readonly string[]).includes(workload)) throw new UsageError(`--workloads takes ${AB_WORKLOADS.join(', ')}; not ${workload}`);
   const quick = flags.has('quick');
   const soak = flags.get('soak');
   const scales = flags.has('scales') ? String(flags.get('scales')).split(',').map(Number) : [10_000, 100_000, 1_000_000];
@@ -93,6 +100,7 @@ export function parseOptions(argv: string[]): Options {
     quick,
     rebuild: flags.has('rebuild'),
     phases,
+    workloads,
     seconds: number('seconds', quick ? 2 : 10),
     rounds: Math.round(number('rounds', quick ? 2 : 5)),
     warmSeconds: number('warmup', quick ? 1 : 5),
@@ -108,7 +116,7 @@ export function parseOptions(argv: string[]): Options {
     browserRuns: quick ? 1 : 3,
     engine,
     databaseUrl: database,
-    baseline: typeof flags.get('baseline') === 'string' ? path.resolve(String(flags.get('baseline'))) : null,
+    baselines: typeof flags.get('baseline') === 'string' ? String(flags.get('baseline')).split(',').filter(Boolean).map((dir) => path.resolve(dir)) : [],
     keep: flags.has('keep'),
   };
 }

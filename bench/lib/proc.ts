@@ -1,6 +1,8 @@
 /** Child servers: start, wait for, measure (RSS, CPU from /proc) and stop, each by its own pid. */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 import { waitForExit } from '../../e2e/support/processes';
 
@@ -19,7 +21,7 @@ export type Server = {
   name: string;
   pid: number;
   baseUrl: string;
-  /** Everything it printed (stdout and stderr interleaved as they came). */
+  /** What it printed (stdout and stderr interleaved as they came): the first 16 KB and the last 64 KB. */
   output: () => string;
   exited: () => boolean;
   /** SIGTERM to the pid (or its process group when started as a group), then waits; SIGKILL after 15 s. */
@@ -27,6 +29,40 @@ export type Server = {
   /** With `ipc`: asks bench/probe.ts inside the server and waits for its answer. */
   ask: <Answer>(question: Record<string, unknown>, timeoutMs?: number) => Promise<Answer>;
 };
+
+/**
+ * Where the servers' output goes: a file each, as a server's log goes to a file or a collector in use. (A pipe
+ * read by this process would charge the bench's own CPU with every log line: the app logs a line per request.)
+ * Removed when the bench exits.
+ */
+let outputDir: string | undefined;
+function outputFile(name: string): string {
+  if (!outputDir) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'plant-store-bench-output-'));
+    outputDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return path.join(outputDir, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+}
+
+const HEAD_BYTES = 16 * 1024;
+const TAIL_BYTES = 64 * 1024;
+
+/** The start and the end of a file (a long run's log is hundreds of MB). */
+function headAndTail(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const read = (position: number, length: number) => {
+      const buffer = Buffer.alloc(length);
+      return buffer.subarray(0, readSync(fd, buffer, 0, length, position)).toString('utf8');
+    };
+    if (size <= HEAD_BYTES + TAIL_BYTES) return read(0, size);
+    return `${read(0, HEAD_BYTES)}\n… (${size - HEAD_BYTES - TAIL_BYTES} bytes left out) …\n${read(size - TAIL_BYTES, TAIL_BYTES)}`;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * Spawns `command args` in the project folder (or `cwd`). `group` puts it in its own process group (for `npm start`,
@@ -44,18 +80,18 @@ export function startProcess(options: {
   /** Open an IPC channel (for bench/probe.ts). */
   ipc?: boolean;
 }): Server {
+  const file = outputFile(options.name);
+  const fd = openSync(file, 'a');
   const child = spawn(options.command, options.args, {
     cwd: options.cwd ?? projectRoot,
     env: childEnv(options.env),
-    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', fd, fd, 'ipc'] : ['ignore', fd, fd],
     detached: options.group ?? false,
   });
+  closeSync(fd);
   let asked = 0;
   const answers = new Map<number, (answer: Record<string, unknown>) => void>();
   child.on('message', (message: Record<string, unknown>) => answers.get(Number(message.probe))?.(message));
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   const signal = (name: NodeJS.Signals) => {
     try {
@@ -69,7 +105,7 @@ export function startProcess(options: {
     name: options.name,
     pid: child.pid!,
     baseUrl: `http://127.0.0.1:${options.port}`,
-    output: () => output,
+    output: () => headAndTail(file),
     exited,
     stop: async () => {
       if (!exited()) {

@@ -1,9 +1,10 @@
 /**
- * A/B: list limit=20, create, delete at N connections, app (and base) against the floor, in rounds. Each
- * round measures every server once, back to back, and the order flips from one round to the next (app,
- * floor | floor, app), so a slow minute of the machine and the advantage of going first or second fall on
- * both alike. A round's app/floor ratio is taken from its own two runs; the spread of those ratios across
- * the rounds says whether the figure holds.
+ * A/B: list limit=20, create, delete at N connections, app (and base) against the stack floor and the floor,
+ * in rounds; then the list answered 304 (If-None-Match) against the floor's plain list. Each round measures
+ * every server once, back to back, and the order flips from one round to the next (app, stack, floor |
+ * floor, stack, app), so a slow minute of the machine and the advantage of going first or last fall on all
+ * alike. A round's ratios are taken from its own runs; the spread of those ratios across the rounds says
+ * whether a figure holds.
  */
 import { freePort, type Server, waitFor200 } from '../lib/proc';
 import type { Context, RunRecord } from '../lib/context';
@@ -11,7 +12,7 @@ import type { Workload } from '../lib/load';
 import { fixed, int, mb, mean, table } from '../lib/report';
 import { startCeiling } from '../lib/servers';
 
-const WORKLOADS: Workload[] = ['list', 'create', 'delete'];
+const WORKLOADS = ['list', 'create', 'delete'] as const;
 /** A ratio "holds" when every round's ratio is within this of their mean. */
 const HOLD_WITHIN = 0.1;
 
@@ -54,67 +55,92 @@ function summarise(records: RunRecord[]) {
     serverCpu: Math.round(mean(records.map((r) => r.serverCpu)) * 100) / 100,
     cpuMsPer1k: Math.round(mean(records.map((r) => r.cpuMsPer1k)) * 10) / 10,
     otherCpu: Math.max(...records.map((r) => r.otherCpu)),
-    non2xx: records.reduce((total, r) => total + r.non2xx, 0),
+    unexpected: records.reduce((total, r) => total + r.unexpected, 0),
     status5xx: records.reduce((total, r) => total + r.status5xx, 0),
   };
 }
 
 /** Rounds of `workloads` over `servers`, the order flipping each round; every record is checked and kept. */
-async function rounds(ctx: Context, servers: Server[], workloads: { workload: Workload; query?: string }[], phase: string, runs: RunRecord[]) {
+/** One row of the A/B table: what each server is sent in it (a floor gets the plain list beside the app's 304s). */
+type Slot = { slot: string; runs: { server: Server; workload: Workload }[] };
+
+/** Rounds of each slot, its servers' order flipping each round; every record is checked and kept. */
+async function rounds(ctx: Context, slots: Slot[], phase: string, records: RunRecord[]) {
   const { options } = ctx;
-  for (const server of servers) {
-    for (const { workload, query } of workloads) {
-      const record = await ctx.run(server, workload, options.warmSeconds, 0, query);
+  for (const { slot, runs } of slots) {
+    for (const { server, workload } of runs) {
+      const record = await ctx.run(server, workload, options.warmSeconds, 0);
       ctx.check(record, `${phase} warm-up`);
-      ctx.line(record, `warm ${workload}`);
+      ctx.line(record, `warm ${slot}`);
     }
   }
-  for (const { workload, query } of workloads) {
+  for (const { slot, runs } of slots) {
     for (let round = 1; round <= options.rounds; round++) {
-      const order = round % 2 === 1 ? servers : [...servers].reverse();
-      for (const server of order) {
-        const record = await ctx.run(server, workload, options.seconds, round, query);
+      const order = round % 2 === 1 ? runs : [...runs].reverse();
+      for (const { server, workload } of order) {
+        const record = { ...(await ctx.run(server, workload, options.seconds, round)), slot };
         ctx.check(record, phase);
-        runs.push(record);
-        ctx.line(record, `${workload} r${round}`);
+        records.push(record);
+        ctx.line(record, `${slot} r${round}`);
       }
     }
   }
 }
 
+/** Whether a server answers the list with an ETag (a baseline from before conditional requests does not). */
+async function answersEtag(ctx: Context, server: Server): Promise<boolean> {
+  const page = await fetch(`${server.baseUrl}/api/plants?limit=20`, { headers: { authorization: `Bearer ${ctx.token}` } });
+  await page.arrayBuffer();
+  return page.headers.has('etag');
+}
+
+/** What the issue asks of each figure (issue 21, "Done when"). */
+export const GOALS = { ofStackFloor: 0.9, conditionalOfFloor: 0.8, listP99Ms: 25 } as const;
+
 export async function abPhase(ctx: Context): Promise<void> {
   const { options } = ctx;
-  const servers = [ctx.app, ...(ctx.base ? [ctx.base] : []), ...(ctx.floor ? [ctx.floor] : [])];
+  const apps = [ctx.app, ...ctx.bases];
+  const servers = [...apps, ...(ctx.stack ? [ctx.stack] : []), ...(ctx.floor ? [ctx.floor] : [])];
+  const slots: Slot[] = WORKLOADS.filter((workload) => options.workloads.has(workload)).map((workload) => ({ slot: workload, runs: servers.map((server) => ({ server, workload })) }));
+  // The 304 list: the app (and a baseline that keeps ETags) answering If-None-Match, the floor its plain list.
+  const conditional = [];
+  if (options.workloads.has('list304')) for (const server of apps) if (await answersEtag(ctx, server)) conditional.push({ server, workload: 'list304' as const });
+  if (conditional.length > 0) slots.push({ slot: 'list304', runs: [...conditional, ...(ctx.floor ? [{ server: ctx.floor, workload: 'list' as const }] : [])] });
   console.log(`\n## A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and workload (warm-up ${options.warmSeconds} s each)`);
   const runs: RunRecord[] = [];
   // Filled as the runs come in, so an aborted run still reports them.
   ctx.results.ab = { connections: options.connections, seconds: options.seconds, rounds: options.rounds, warmSeconds: options.warmSeconds, runs };
-  await rounds(ctx, servers, WORKLOADS.map((workload) => ({ workload })), 'A/B', runs);
+  await rounds(ctx, slots, 'A/B', runs);
 
-  const of = (workload: Workload, name: string) => runs.filter((r) => r.workload === workload && r.server === name).sort((a, b) => a.round - b.round);
-  const summary = WORKLOADS.map((workload) => {
-    const app = of(workload, 'app');
-    const floor = of(workload, 'floor');
-    const base = of(workload, 'base');
+  const of = (slot: string, name: string) => runs.filter((r) => r.slot === slot && r.server === name).sort((a, b) => a.round - b.round);
+  const rate = (records: RunRecord[]) => records.map((r) => r.reqPerSec);
+  const over = (subject: RunRecord[], reference: RunRecord[]) => (subject.length && reference.length ? ratioSpread(rate(subject), rate(reference)) : undefined);
+  const names = servers.map((server) => server.name);
+  const summary = slots.map(({ slot }) => {
+    const records = Object.fromEntries(names.map((name) => [name, of(slot, name)]));
+    const measured = names.filter((name) => records[name]!.length > 0);
     return {
-      workload,
-      app: summarise(app),
-      ...(floor.length ? { floor: summarise(floor), ratio: ratioSpread(app.map((r) => r.reqPerSec), floor.map((r) => r.reqPerSec)) } : {}),
-      ...(base.length ? { base: summarise(base) } : {}),
-      ...(base.length && floor.length ? { baseRatio: ratioSpread(base.map((r) => r.reqPerSec), floor.map((r) => r.reqPerSec)) } : {}),
-      ...(base.length ? { appOverBase: ratioSpread(app.map((r) => r.reqPerSec), base.map((r) => r.reqPerSec)) } : {}),
+      slot,
+      servers: Object.fromEntries(measured.map((name) => [name, summarise(records[name]!)])),
+      /** Each app's (and baseline's) ratio to the stack floor, and each server's to the floor, per round. */
+      ofStack: Object.fromEntries(apps.map((server) => [server.name, over(records[server.name]!, records.stack ?? [])])),
+      ofFloor: Object.fromEntries(names.filter((name) => name !== 'floor').map((name) => [name, over(records[name]!, records.floor ?? [])])),
+      /** The app over each baseline, per round. */
+      appOver: Object.fromEntries(ctx.bases.map((server) => [server.name, over(records.app!, records[server.name]!)])),
     };
   });
   ctx.results.ab = { ...(ctx.results.ab as object), summary };
 
   const rows: (string | number)[][] = [];
   for (const entry of summary) {
-    for (const name of ['app', 'base', 'floor'] as const) {
-      const s = entry[name];
+    for (const name of names) {
+      const s = entry.servers[name];
       if (!s) continue;
-      const ratio = name === 'app' ? entry.ratio : name === 'base' ? entry.baseRatio : undefined;
+      const ofStack = entry.ofStack[name];
+      const ofFloor = entry.ofFloor[name];
+      const sent = of(entry.slot, name)[0]?.workload;
       rows.push([
-        entry.workload,
+        entry.slot === 'list304' && sent !== 'list304' ? `${entry.slot} (${name}: plain list)` : entry.slot,
         name,
         int(s.reqPerSec),
         `${fixed(s.reqPerSecCv * 100, 1)} %`,
@@ -124,52 +150,66 @@ export async function abPhase(ctx: Context): Promise<void> {
         mb(s.peakRss),
         fixed(s.serverCpu),
         fixed(s.cpuMsPer1k, 1),
-        `${s.non2xx}${s.status5xx ? ` (${s.status5xx} 5xx!)` : ''}`,
+        `${s.unexpected}${s.status5xx ? ` (${s.status5xx} 5xx!)` : ''}`,
         fixed(s.otherCpu),
-        ...(ctx.floor ? [ratio ? spreadText(ratio) : ''] : []),
+        ...(ctx.stack ? [ofStack ? spreadText(ofStack) : ''] : []),
+        ...(ctx.floor ? [ofFloor ? spreadText(ofFloor) : ''] : []),
       ]);
     }
   }
-  const who = [ctx.app, ctx.base, ctx.floor].filter(Boolean).map((server) => server!.name).join(', ');
   ctx.report.push(
-    `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s, ${who} alternating (order flipped each round; warm-up ${options.warmSeconds} s)`,
+    `### A/B: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s, ${names.join(', ')} alternating (order flipped each round; warm-up ${options.warmSeconds} s)`,
     '',
     table(
       [
-        ...['workload', 'server', 'req/s', 'req/s CV', 'p50 ms', 'p99 ms (median round)', 'p99 ms (worst)', 'peak RSS MB', 'server CPU', 'CPU ms/1k req', 'non-2xx', 'others CPU'],
+        ...['workload', 'server', 'req/s', 'req/s CV', 'p50 ms', 'p99 ms (median round)', 'p99 ms (worst)', 'peak RSS MB', 'server CPU', 'CPU ms/1k req', 'unexpected status', 'others CPU'],
+        ...(ctx.stack ? ['/stack floor req/s: mean (per-round range, ±spread)'] : []),
         ...(ctx.floor ? ['/floor req/s: mean (per-round range, ±spread)'] : []),
       ],
       rows,
-      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l'],
     ),
     '',
-    "req/s and p50: mean of the rounds; req/s CV: the rounds' standard deviation over their mean. /floor: each round's",
-    'own ratio (the app and the floor measured back to back), their mean, lowest and highest, and ± the largest distance',
-    'of a round from the mean: "holds" when within ±10 %. peak RSS: VmRSS sampled every 250 ms. server CPU: CPU',
-    'seconds per second (1.00 = one core); others CPU: cores busy with anything but the server and autocannon',
-    'meanwhile (worst round): well above 0 means noise.',
+    'app: `npm start` with its defaults (request log on; the per-token rate limit set far above the load instead of off).',
+    'stack: the stack floor (bench/stack-floor.ts: a tRPC procedure with zod input and output called through a caller,',
+    "Prisma's client on the same adapter for the operation, the floor's token check, nothing else). floor: bare",
+    'node:http + better-sqlite3 (bench/floor.ts). list304: the list with If-None-Match carrying its current ETag; the',
+    'floor answers its plain list in the same rounds, so app/floor there is "a 304 against the bare plain list".',
+    "req/s and p50: mean of the rounds; req/s CV: the rounds' standard deviation over their mean. /stack floor and",
+    "/floor: each round's own ratio (the servers measured back to back), their mean, lowest and highest, and ± the",
+    'largest distance of a round from the mean: "holds" when within ±10 %. peak RSS: VmRSS sampled every 250 ms.',
+    'server CPU: CPU seconds per second (1.00 = one core); others CPU: cores busy with anything but the server and',
+    'autocannon meanwhile (worst round): well above 0 means noise.',
     '',
   );
-  if (summary.some((entry) => entry.appOverBase)) {
+  for (const base of ctx.bases) {
+    const entries = summary.filter((entry) => entry.appOver[base.name]);
+    if (entries.length === 0) continue;
+    const cpu = (entry: (typeof summary)[number], name: string) => entry.servers[name]?.cpuMsPer1k ?? Number.NaN;
     ctx.report.push(
-      `app/base req/s per round: ${summary.filter((entry) => entry.appOverBase).map((entry) => `${entry.workload} ${spreadText(entry.appOverBase!)}`).join('; ')}`,
+      `app/${base.name} req/s per round: ${entries.map((entry) => `${entry.slot} ${spreadText(entry.appOver[base.name]!)}`).join('; ')}`,
+      `app/${base.name} CPU per request: ${entries.map((entry) => `${entry.slot} ${fixed(cpu(entry, base.name), 1)} → ${fixed(cpu(entry, 'app'), 1)} ms/1k (×${fixed(cpu(entry, 'app') / cpu(entry, base.name), 3)})`).join('; ')}`,
       '',
     );
   }
-  if (ctx.floor) {
-    const goals: Record<string, number> = { list: 0.5, create: 0.6, delete: 0.6 };
-    ctx.report.push(
-      'Goal (issue 12):',
-      ...summary.map((entry) => {
-        const parts = [`app/floor ${fixed(entry.ratio!.mean)} ${entry.ratio!.mean >= goals[entry.workload]! ? 'meets' : 'misses'} ≥ ${fixed(goals[entry.workload]!, 1)}`];
-        if (entry.workload === 'list') parts.push(`p99 ${fixed(entry.app.p99Median)} ms (median round) ${entry.app.p99Median < 20 ? 'meets' : 'misses'} < 20 ms`);
-        return `- ${entry.workload}: ${parts.join('; ')}`;
-      }),
-      '',
-    );
-  } else {
-    ctx.report.push(`(No floor on ${options.engine}: the floor is node:http + better-sqlite3, SQLite only.)`, '');
+  const goals: string[] = [];
+  const verdict = (met: boolean) => (met ? 'meets' : 'misses');
+  for (const entry of summary) {
+    const parts: string[] = [];
+    const ofStack = entry.ofStack.app;
+    const app = entry.servers.app!;
+    if (entry.slot !== 'list304' && ofStack) {
+      parts.push(`app/stack floor ${fixed(ofStack.mean)} ${verdict(ofStack.mean >= GOALS.ofStackFloor)} ≥ ${GOALS.ofStackFloor}${ofStack.holds ? ' (holds within ±10 %)' : ' (does not hold within ±10 %)'}`);
+    }
+    if (entry.slot !== 'list304' && entry.ofFloor.stack) parts.push(`the stack floor itself is ${fixed(entry.ofFloor.stack.mean)} of the bare floor`);
+    if (entry.slot === 'list304' && entry.ofFloor.app) {
+      parts.push(`304 list / bare floor's plain list ${fixed(entry.ofFloor.app.mean)} ${verdict(entry.ofFloor.app.mean >= GOALS.conditionalOfFloor)} ≥ ${GOALS.conditionalOfFloor}`);
+    }
+    if (entry.slot === 'list') parts.push(`p99 ${fixed(app.p99Median)} ms (median round) ${verdict(app.p99Median < GOALS.listP99Ms)} < ${GOALS.listP99Ms} ms`);
+    if (parts.length) goals.push(`- ${entry.slot}: ${parts.join('; ')}`);
   }
+  if (goals.length) ctx.report.push('Goals (issue 21):', ...goals, '');
+  if (!ctx.floor) ctx.report.push(`(No floors on ${options.engine}: both floors run on SQLite.)`, '');
 }
 
 /** --floor-check: the floor against the ceiling (node:http answering a fixed page), list only, in rounds. */
@@ -185,7 +225,7 @@ export async function floorCheckPhase(ctx: Context): Promise<void> {
     await waitFor200(ceiling, '/api/plants', performance.now(), 30_000);
     console.log(`\n## Floor check: floor vs a minimal node:http handler answering the same page (${Buffer.byteLength(body)} bytes), list only`);
     const runs: RunRecord[] = [];
-    await rounds(ctx, [ctx.floor, ceiling], [{ workload: 'list' }], 'floor check', runs);
+    await rounds(ctx, [{ slot: 'list', runs: [ctx.floor, ceiling].map((server) => ({ server, workload: 'list' as const })) }], 'floor check', runs);
     const floorRuns = runs.filter((r) => r.server === 'floor');
     const ceilingRuns = runs.filter((r) => r.server === ceiling.name);
     const spread = ratioSpread(floorRuns.map((r) => r.reqPerSec), ceilingRuns.map((r) => r.reqPerSec));

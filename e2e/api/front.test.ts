@@ -292,7 +292,9 @@ describe('headers and logs on every door', () => {
       expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
       expect(answer.headers.get('content-security-policy'), answer.url).toContain("frame-ancestors 'none'");
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The log is written by another process: wait for every answer's line instead of sleeping.
+    const ids = answers.map((answer) => answer.headers.get('x-request-id')!);
+    for (let waited = 0; waited < 5_000 && !ids.every((id) => server.log().includes(id)); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     const log = server.log();
     for (const answer of answers) {
       const id = answer.headers.get('x-request-id')!;

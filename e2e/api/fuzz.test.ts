@@ -772,7 +772,8 @@ describe('generated from the OpenAPI document', () => {
     expect(schema.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
     expect(schema.properties.tag).toMatchObject({ type: 'string', maxLength: 100 });
     const listParameters = (document.paths['/plants']!.get!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`).sort();
-    expect(listParameters).toEqual(['query:after', 'query:limit', 'query:owner', 'query:q', 'query:tag']);
+    // If-None-Match: the conditional list (docs/api.md, "Conditional lists").
+    expect(listParameters).toEqual(['header:If-None-Match', 'query:after', 'query:limit', 'query:owner', 'query:q', 'query:tag']);
     expect((document.paths['/plants/{id}']!.delete!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['path:id']);
   });
 });

@@ -12,6 +12,14 @@ export const logger = pino({
   redact: { paths: ['authorization', 'token', '*.authorization', '*.token', 'headers'], censor: '[redacted]' },
 });
 
+/**
+ * The request log (http/guards/request-log.ts): one line per request, the most written lines by far. Its
+ * entries are built from known fields only (never a header or a body), so it skips `logger`'s redaction,
+ * which cost more than writing the line (~3.5 µs of a list's; issue 21). Written at once like `logger`'s:
+ * batching the lines (pino's asynchronous destination) cost more CPU in all than one write(2) each.
+ */
+export const requestLogger = pino({ level: config().LOG_LEVEL, base: { service: 'plant-store' } });
+
 /** What the server's parts write to the log: pino's call shape, so tests can hand in a recorder instead. */
 export type Logger = {
   info: (entry: Record<string, unknown>, message: string) => void;

@@ -14,7 +14,7 @@ const dev = process.argv.includes('--dev');
 
 // Prisma's query compiler is 3.3 MB of WebAssembly. V8 compiles it twice by default, a quick baseline and then
 // an optimised tier in background threads, and the second left ~70 MB of RSS behind for good. Its code is not
-// on the hot path (a list costs the same CPU with the baseline tier only; see README, Performance), so the
+// on the hot path (a list costs the same CPU with the baseline tier only; see docs/performance.md), so the
 // baseline is all it gets. Set before the module is compiled, at the first query.
 v8.setFlagsFromString('--liftoff-only');
 
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Everything below reads the configuration, so it loads only once the configuration is known to be good.
   // Loading the data layer opens nothing: openDatabase migrates first, then connects.
-  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { logger }, { projectRoot }] = await Promise.all([
+  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { logger, requestLogger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
     import('./db/unavailable'),
     import('./tokens/service'),
@@ -91,6 +91,7 @@ async function main(): Promise<void> {
     router: appRouter,
     log: logger,
     observer,
+    requestLog: requestLogger,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
       return { webhooks: await webhookCounts() };

@@ -29,13 +29,6 @@ const int64 = (field: string) =>
     .max(INT64_MAX, { error: `${field} must be at most ${INT64_MAX}` })
     .meta({ override: int64Doc });
 
-/**
- * trpc-to-openapi switches on `coerce` for every top-level bigint or number field of an input object, in
- * place and so for the tRPC door too; that would turn `"7"` into 7n and `true` into 1n. It leaves pipes
- * alone, so a body field that must keep its JSON type is wrapped in one.
- */
-const keepJsonType = <T extends z.ZodType>(schema: T) => schema.transform((value) => value);
-
 const codePoints = (text: string) => [...text].length;
 
 /**
@@ -88,7 +81,7 @@ export const plantSchema = z
 
 export const newPlantSchema = z
   .strictObject(
-    { id: keepJsonType(plantId), name: plantName, tag: plantTag.optional() },
+    { id: plantId, name: plantName, tag: plantTag.optional() },
     {
       error: (issue) =>
         issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys)}: a new plant has only id, name and tag` : 'a new plant must be a JSON object',

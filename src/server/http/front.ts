@@ -33,10 +33,16 @@ export type FrontOptions = {
   observer?: FrontObserver;
   router: AnyTRPCRouter;
   log: Logger;
+  /** Where each request's line goes (log.ts's `requestLogger`); `log` when not given. */
+  requestLog?: Logger;
   /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
   checkHealth: () => Promise<Record<string, unknown> | void>;
   pages: PagesDoor;
 };
+
+const API_HEADER_ENTRIES = Object.entries(API_HEADERS);
+/** Until the request target is read: the URL a failure before that is logged with. */
+const NO_TARGET_YET = new URL(`${PLACEHOLDER_ORIGIN}/`);
 
 /** Methods some part of the server answers: what `OPTIONS *` lists. */
 const SERVER_METHODS = 'GET, HEAD, POST, PATCH, DELETE, OPTIONS';
@@ -56,6 +62,7 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  */
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, pages } = options;
+  const requestLog = options.requestLog ?? log;
   const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
   // One queue for every door: the calls being worked on at once, server-wide.
   const waitForTurn = createWorkQueue();
@@ -105,7 +112,7 @@ export function createFront(options: FrontOptions) {
   }
 
   async function serveApi(request: FrontRequest, response: ServerResponse): Promise<void> {
-    for (const [name, value] of Object.entries(API_HEADERS)) response.setHeader(name, value);
+    for (const [name, value] of API_HEADER_ENTRIES) response.setHeader(name, value);
     const { pathname } = request.url;
     if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
     if (under(pathname, MCP_PATH)) return serveMcp(request, response);
@@ -140,12 +147,12 @@ export function createFront(options: FrontOptions) {
       id: randomUUID(),
       raw,
       method: raw.method ?? 'GET',
-      url: new URL(`${PLACEHOLDER_ORIGIN}/`),
+      url: NO_TARGET_YET,
       clientAddress: clientAddresses.of(raw),
       trace: {},
     };
     response.setHeader('X-Request-Id', request.id);
-    logWhenAnswered(request, response, startedAt, log, observer?.answered);
+    logWhenAnswered(request, response, startedAt, requestLog, observer?.answered);
     if (observer) return observer.request(request, response, () => route(request, raw, response));
     return route(request, raw, response);
   }

@@ -120,6 +120,8 @@ function decodesToUtf8(text: string): boolean {
  * search would silently look for another text; each door refuses them with a 400 naming the parameter.
  */
 export function parameterNotUtf8(url: URL, names: readonly string[]): string | undefined {
+  // Without a percent sign every value is the URL parser's own text, which is ASCII.
+  if (!url.search.includes('%')) return undefined;
   for (const pair of url.search.slice(1).split('&')) {
     const separator = pair.indexOf('=');
     if (separator < 0) continue;

@@ -6,12 +6,13 @@ import type { z } from 'zod';
 import { type Actor, can, type Permission } from '@/server/auth/permissions';
 import { stringifyExactJson } from '@/server/http/rest/exact-json';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
-import { type Context, createCallerFactory, type ProcedureMeta } from '@/server/trpc/init';
+import { createProcedureCaller, type ProcedureRef } from '@/server/trpc/call';
+import { type Context, type ProcedureMeta } from '@/server/trpc/init';
 import { errorCatalog } from '@/shared/errors';
 
 import { exactArguments, int64AsText, type JsonSchema, queryAsArguments, sentence, toolSchema } from './json-schema';
 
-type ProcedureDef = { meta?: ProcedureMeta; inputs: z.ZodType[]; output?: z.ZodType };
+type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: z.ZodType[]; output?: z.ZodType };
 
 /**
  * What a tool's result looks like in `structuredContent`, which MCP requires to be an object: an object
@@ -20,7 +21,7 @@ type ProcedureDef = { meta?: ProcedureMeta; inputs: z.ZodType[]; output?: z.ZodT
  */
 type ResultShape = 'object' | 'list' | 'value' | 'none';
 
-type ToolEntry = { tool: Tool; path: string; permission?: Permission; inputSchema: JsonSchema; shape: ResultShape };
+type ToolEntry = { tool: Tool; procedure: ProcedureRef; permission?: Permission; inputSchema: JsonSchema; shape: ResultShape };
 
 /** MCP's rule for a tool name (2025-11-25: 1 to 128 of these characters). */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -80,11 +81,12 @@ export type ToolCatalog = {
  * The MCP tools of a router: one per public procedure (one with OpenAPI metadata, like the REST operations),
  * named from its path, described from its metadata (`mcp.description`, written for a model, or else the
  * OpenAPI summary and texts), with input and output schemas from its zod schemas. Built once per process.
- * A call goes through tRPC's server-side caller with the request's context, so the procedure's own access
- * rules, validation and errors apply exactly as on the other doors; `onFault` hears of a server fault.
+ * A call goes through tRPC's procedure call with the request's context, as the REST door's do
+ * (trpc/call.ts), so the procedure's own access rules, validation and errors apply exactly as on the other
+ * doors; `onFault` hears of a server fault.
  */
 export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (error: unknown, context: Context) => void }): ToolCatalog {
-  const createCaller = createCallerFactory(router);
+  const callProcedure = createProcedureCaller(router);
   const entries = new Map<string, ToolEntry>();
   for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: ProcedureDef }>)) {
     const { meta, inputs, output } = procedure._def;
@@ -109,7 +111,7 @@ export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (err
       ...(outputSchema ? { outputSchema: outputSchema as Tool['outputSchema'] } : {}),
       annotations: annotationsByMethod[openapi.method],
     };
-    entries.set(name, { tool, path, permission: meta.permission, inputSchema, shape });
+    entries.set(name, { tool, procedure: { path, type: procedure._def.type }, permission: meta.permission, inputSchema, shape });
   }
 
   function succeeded(entry: ToolEntry, output: unknown, context: Context): CallToolResult {
@@ -141,8 +143,7 @@ export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (err
       let input: unknown = args;
       try {
         input = exactArguments(args, entry.inputSchema);
-        const procedure = entry.path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(context));
-        return succeeded(entry, await (procedure as (input: unknown) => Promise<unknown>)(input), context);
+        return succeeded(entry, await callProcedure(entry.procedure, input, context), context);
       } catch (error) {
         return failed(error, input, context);
       }

@@ -10,17 +10,15 @@ import {
   retagPlantsInput,
   tagSuggestionsInput,
   listPlantsInput,
-  type ListPlantsInput,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
-  type PlantPageInput,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { asTrpcError, type Context, costs, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
 import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
@@ -30,6 +28,7 @@ import { plantChanges } from './live/feed';
 import { pagePlants } from './page';
 import { suggestTags } from './tags';
 import { restorePlants } from './undo';
+import { plantListVersion } from './versions';
 
 /** Whose open live streams a call counts against: the token's, as the request limit is. */
 const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
@@ -87,21 +86,29 @@ export const plantsRouter = createTRPCRouter({
         description:
           'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
+        requestHeaders: z.object({
+          'If-None-Match': z.string().max(8192).regex(/^[\t\x20-\x7E]*$/).optional().meta({
+            description:
+              'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (docs/api.md, "Conditional lists").',
+          }),
+        }),
         responseHeaders: z.object({
           Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
+          ETag: z.string().max(29).regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
         }),
         errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
       },
+      conditional: plantListVersion,
       mcp: {
         description:
           'List the plants you have access to, by id ascending, at most limit (1 to 1000, default 100) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.',
       },
     })
     .input(listPlantsInput)
-    .use(costs<ListPlantsInput>(({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q)))
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
+      chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
       const page = await listPlants(ctx.actor, { limit, after, ...filters });
       // The next page's link keeps the filters, so following it pages through the same selection.
@@ -134,8 +141,10 @@ export const plantsRouter = createTRPCRouter({
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
-    .use(costs<PlantPageInput>(({ q }) => TABLE_PAGE_COST + searchCost(q)))
-    .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
+    .query(({ ctx, input }) => {
+      chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
+      return pagePlants(ctx.actor, input);
+    }),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
   deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),

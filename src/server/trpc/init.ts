@@ -6,7 +6,7 @@ import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 
 import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
-import { can, type Permission } from '@/server/auth/permissions';
+import { type Actor, can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { inProcedureSpan } from '@/server/observability/tracing';
 import { AppError, errorCatalog, type ErrorKind } from '@/shared/errors';
@@ -28,17 +28,16 @@ export type Context = {
    */
   responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string> };
   /**
-   * The REST request's input exactly as sent: the JSON body with integers as bigint, path parameters
-   * percent-decoded. Set by the REST chain, because trpc-to-openapi parses bodies with JSON.parse, which
-   * rounds int64 ids to the nearest double, and passes path parameters on still encoded.
-   */
-  exactRestInput?: Record<string, unknown>;
-  /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
    * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its
    * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
    */
   charge: (units: number) => void;
+  /**
+   * How many procedure calls of this request have started (a tRPC batch makes several): each after the
+   * first starts on a turn of the event loop of its own (see `guard`).
+   */
+  callsStarted: number;
 };
 
 /** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
@@ -50,6 +49,7 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     requestId,
     auth,
     responseHints,
+    callsStarted: 0,
     charge(units) {
       const refused = chargeBucket?.(units);
       if (!refused) return;
@@ -75,11 +75,15 @@ export async function createContext({ authorization }: { authorization: string |
  *   serves without calling it.
  * - `mcp.description`: for the MCP door, a description written for a model choosing a tool, where the
  *   OpenAPI text speaks of HTTP.
+ * - `conditional`: for a query whose answer, given its input, changes only with data versioned per caller:
+ *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
+ *   without calling the procedure (http/rest/conditional.ts).
  */
 export type ProcedureMeta = {
   openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
   permission?: Permission;
   mcp?: { description?: string };
+  conditional?: (actor: Actor) => Promise<string>;
 };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -133,23 +137,26 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * The one middleware in front of every procedure: the actor (a missing or invalid token is a 401), the
- * permission when the procedure needs one, the REST door's exact input laid over the library's lossy copy
- * (before input parsing), and AppErrors turned into TRPCErrors with the code of their status. One step
- * instead of four: tRPC copies the whole call's options at every middleware, which was the largest single
- * cost of a request in its code (`npm run bench -- --profile`).
+ * The one middleware in front of every procedure: its own turn, the actor (a missing or invalid token is a
+ * 401), the permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of
+ * their status. One step instead of five: tRPC copies the whole call's options at every middleware, which
+ * was the largest single cost of a request in its code (`npm run bench -- --profile`).
+ *
+ * Its own turn: the calls of a tRPC batch would otherwise run back to back as one block (better-sqlite3
+ * answers synchronously), and a batch of ten pages of 1,000 plants held every other request ~50 ms (issue
+ * 18). The first call of a request runs on the request's own turn (the I/O that brought it, or the
+ * setImmediate the work queue started it on: http/guards/work-queue.ts); every further call waits for a
+ * turn of its own.
  */
 function guard(permission?: Permission) {
-  return t.middleware(async ({ ctx, next, getRawInput, path, type }) => {
+  return t.middleware(async ({ ctx, next, path, type }) => {
+    // The door's context object itself: the first middleware sees it, not a copy.
+    if (ctx.callsStarted++ > 0) await new Promise((resolve) => setImmediate(resolve));
     const { auth } = ctx;
     if (auth.status !== 'signedIn') throw asTrpcError(authFailure(auth.status));
     if (permission && !can(auth.actor, permission)) throw asTrpcError(new AppError('forbidden', `this needs the "${permission}" permission`));
-    const exact = ctx.exactRestInput;
-    const options = { ctx: { actor: auth.actor } };
-    // next() takes ctx and getRawInput together at run time (its types offer one or the other).
-    if (exact) Object.assign(options, { getRawInput: async () => ({ ...((await getRawInput()) as object), ...exact }) });
     // The procedure's span while tracing is on (its queries are its children), a plain call otherwise.
-    const result = await inProcedureSpan(path, type, () => next(options));
+    const result = await inProcedureSpan(path, type, () => next({ ctx: { actor: auth.actor } }));
     if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
     return result;
   });
@@ -157,26 +164,14 @@ function guard(permission?: Permission) {
 
 /**
  * What a call costs against its token's bucket when that depends on its input (docs/api.md, "Rate limits"): the
- * doors charge one unit per call before reading anything; this charges the rest once the input is parsed,
- * before the operation runs. Goes after `.input()`; `cost` is the call's whole cost.
+ * doors charge one unit per call before reading anything; the resolver charges the rest with this, first,
+ * once the input is parsed and before the operation runs. `cost` is the call's whole cost. (A call rather
+ * than a middleware: tRPC copies the call's options at every middleware.)
  */
-export function costs<TInput>(cost: (input: TInput) => number) {
-  return t.middleware(({ ctx, input, next }) => {
-    ctx.charge(cost(input as TInput) - 1);
-    return next();
-  });
+export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): void {
+  ctx.charge(cost - 1);
 }
 
-/**
- * Each call starts on a turn of the event loop of its own: the calls of a tRPC batch would otherwise run
- * back to back as one block (better-sqlite3 answers synchronously), and a batch of ten pages of 1,000
- * plants held every other request ~50 ms (issue 18). One setImmediate per call costs microseconds.
- */
-const ownTurn = t.middleware(async ({ next }) => {
-  await new Promise((resolve) => setImmediate(resolve));
-  return next();
-});
+export const protectedProcedure = t.procedure.use(guard());
 
-export const protectedProcedure = t.procedure.use(ownTurn).use(guard());
-
-export const procedureNeeding = (permission: Permission) => t.procedure.use(ownTurn).use(guard(permission)).meta({ permission });
+export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission)).meta({ permission });

@@ -15,7 +15,7 @@ export const MAX_CALLS_AT_ONCE = 10;
 /**
  * Waits for a request's turn to be worked on: it takes as many places as it makes calls (a batch its
  * calls) and holds them until its answer is sent. Turns are given in arrival order, so a batch is not
- * starved by single calls. A request is queued only once its token is checked and its body read: neither
+ * starved by single calls; a request that finds its places free and nobody waiting starts at once. A request is queued only once its token is checked and its body read: neither
  * an anonymous client nor a slow body can hold a place. A client that leaves while it waits gives up its turn.
  */
 export function createWorkQueue(capacity = MAX_CALLS_AT_ONCE) {
@@ -35,6 +35,17 @@ export function createWorkQueue(capacity = MAX_CALLS_AT_ONCE) {
 
   return function waitForTurn(calls: number, response: ServerResponse): Promise<void> {
     const places = Math.min(Math.max(calls, 1), capacity);
+    // Places free and nobody waiting: the request goes on at once, on the turn of the I/O that brought it,
+    // which nothing else is waiting to follow. (A setImmediate here cost every request a turn of the event
+    // loop; issue 21.)
+    if (waiting.length === 0 && inUse + places <= capacity) {
+      inUse += places;
+      response.once('close', () => {
+        inUse -= places;
+        startWhatFits();
+      });
+      return Promise.resolve();
+    }
     return new Promise((resolve, reject) => {
       const gone = () => refuse('bodyTimeout', 'the client closed the connection before its turn');
       let state: 'waiting' | 'started' | 'closed' = 'waiting';

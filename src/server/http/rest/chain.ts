@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 
 import type { AnyTRPCRouter } from '@trpc/server';
 
+import { operationStarted, problemFromError } from '@/server/problems';
+import { createProcedureCaller } from '@/server/trpc/call';
 import { contextFor } from '@/server/trpc/init';
 
 import { type Authenticate, requireToken } from '../guards/auth';
@@ -10,11 +12,13 @@ import type { WaitForTurn } from '../guards/work-queue';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
+import { entityTag, noneMatch } from './conditional';
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
+import { stringifyExactJson } from './exact-json';
 import { type Answered, answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
+import { placeProblem, restInput } from './input';
 import { parseAbsentBody, parseJsonObject } from './json-body';
-import { createProcedureCaller } from './library';
 import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
 
@@ -23,13 +27,14 @@ const JSON_TYPES = ['application/json'];
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
 
 /**
- * The REST door. It knows the contract's wire rules and nothing about plants, and settles what
- * trpc-to-openapi leaves open, in the order a request meets them: the route (404), the method (405 with
- * `Allow`; OPTIONS answers it), the token (401, or 429 from the shared guard) before any body is read, the
- * content type (415), the body (413, 408; none where the operation declares none), its turn among the
- * requests being worked on, the JSON (400), the procedure (once per Idempotency-Key where the operation
- * declares one), and the answer (exact int64, 204 for no result, `Link` for the next page,
- * `{error, message}` for every failure).
+ * The REST door: routes from the procedures' OpenAPI metadata (the document trpc-to-openapi writes from the
+ * same metadata), each calling its procedure directly. It knows the contract's wire rules and nothing about
+ * plants, in the order a request meets them: the route (404), the method (405 with `Allow`; OPTIONS answers
+ * it), the token (401, or 429 from the shared guard) before any body is read, the content type (415), the
+ * body (413, 408; none where the operation declares none), its turn among the requests being worked on, the
+ * JSON (400), a 304 where the procedure is `conditional` and the client has the answer, the procedure (once
+ * per Idempotency-Key where the operation declares one), and the answer (exact int64, 204 for no result,
+ * `ETag` where conditional, `Link` for the next page, `{error, message}` for every failure).
  */
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, waitForTurn, publicUrl, cors } = options;
@@ -71,16 +76,28 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
-    context.exactRestInput = { ...body, ...pathValues };
+    const input = restInput(route, url.searchParams, body, pathValues);
+    // A conditional GET: the caller's version of the data is read first (before the procedure, so a change
+    // between the two can only make the ETag older than the answer), and an answer the client already has
+    // is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it
+    // did not read are not charged (docs/api.md, "Conditional lists").
+    const etag = route.conditional && auth.status === 'signedIn' ? entityTag(route, await route.conditional(auth.actor), input) : undefined;
+    if (etag !== undefined && noneMatch(request.raw, etag)) return jsonReply(304, null, { ETag: etag });
     const answer = async (): Promise<Answered> => {
-      const outcome = await callProcedure(route, url.pathname.slice(API_BASE_PATH.length), url.searchParams, body, context);
-      if (!outcome.ok) {
-        if (outcome.problem.kind === 'internal') throw outcome.error;
-        return { reply: problemReply(outcome.problem, context.responseHints.headers), operationStarted: outcome.operationStarted };
+      let result: unknown;
+      try {
+        result = await callProcedure(route.procedure, input, context);
+      } catch (error) {
+        const problem = placeProblem(problemFromError(error, input), route);
+        if (problem.kind === 'internal') throw error;
+        return { reply: problemReply(problem, context.responseHints.headers), operationStarted: operationStarted(error) };
       }
-      if (outcome.json === null) return { reply: jsonReply(204, null), operationStarted: true };
+      if (result === undefined) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
-      return { reply: jsonReply(200, outcome.json, nextPageQuery ? { Link: nextPageLink(url.pathname, nextPageQuery, publicUrl) } : {}), operationStarted: true };
+      const json = stringifyExactJson(result);
+      const headers: Record<string, string> = etag === undefined ? {} : { ETag: etag };
+      if (nextPageQuery) headers.Link = nextPageLink(url.pathname, nextPageQuery, publicUrl);
+      return { reply: jsonReply(200, json, headers), operationStarted: true };
     };
     if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);

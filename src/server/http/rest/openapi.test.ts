@@ -45,7 +45,7 @@ describe('OpenAPI document', () => {
       '/webhooks/endpoints/{id}/deliveries get': ['200', '400', '401', '403', '404', '429', '500'],
       '/webhooks/endpoints/{id}/test post': ['200', '400', '401', '403', '404', '408', '413', '415', '429', '500'],
       '/webhooks/endpoints get': ['200', '401', '403', '429', '500'],
-      '/plants get': ['200', '400', '401', '429', '500'],
+      '/plants get': ['200', '304', '400', '401', '429', '500'],
       '/plants/{id} delete': ['204', '400', '401', '404', '429', '500'],
       '/plants/{id} patch': ['200', '400', '401', '404', '408', '413', '415', '429', '500'],
       '/plants/export get': ['200', '400', '401', '429', '500'],
@@ -179,8 +179,10 @@ describe('OpenAPI document', () => {
     expect(Object.keys(patch.requestBody.content)).toEqual(['application/merge-patch+json', 'application/json']);
     expect(patch.requestBody.content['application/merge-patch+json']!.schema).toEqual({ $ref: '#/components/schemas/PlantPatch' });
     expect(document.components!.schemas!.PlantPatch).toMatchObject({ additionalProperties: false, properties: { name: { maxLength: 200 } } });
-    const parameters = (operation('/plants', 'get') as unknown as { parameters: { name: string; schema: { maxLength?: number } }[] }).parameters;
-    expect(parameters.map((parameter) => [parameter.name, parameter.schema.maxLength])).toEqual([
+    const parameters = (operation('/plants', 'get') as unknown as { parameters: { in: string; name: string; schema: { maxLength?: number } }[] }).parameters;
+    // The conditional list's header (docs/api.md, "Conditional lists") beside the query.
+    expect(parameters.filter((parameter) => parameter.in === 'header').map((parameter) => parameter.name)).toEqual(['If-None-Match']);
+    expect(parameters.filter((parameter) => parameter.in === 'query').map((parameter) => [parameter.name, parameter.schema.maxLength])).toEqual([
       ['limit', undefined],
       ['after', undefined],
       ['tag', 100],

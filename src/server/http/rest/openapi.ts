@@ -53,7 +53,7 @@ const errorTable = Object.values(errorCatalog)
 
 const DESCRIPTION = `A store of plants. Every call needs \`Authorization: Bearer <token>\`.
 
-Ids of plants are int64, written in requests and answers as JSON numbers with every digit (9007199254740993 stays itself). A JSON parser that reads numbers as doubles rounds those beyond ±2^53: read them as bigint (README, "Generated clients", has set-ups for openapi-fetch, hey-api and orval that do).
+Ids of plants are int64, written in requests and answers as JSON numbers with every digit (9007199254740993 stays itself). A JSON parser that reads numbers as doubles rounds those beyond ±2^53: read them as bigint (docs/api.md in the repository, "Generated clients", has set-ups for openapi-fetch, hey-api and orval that do).
 
 Every failure is \`{"error": <int32>, "message": <string>}\`; each operation lists, per status, the \`error\` values it can answer. A request the server refuses before it reaches any operation can also get 40010, 40800, 41700 or 43100, and a path or method not in this document 40400 or 40500.
 
@@ -137,13 +137,14 @@ function markInt64(node: unknown): void {
  * The document trpc-to-openapi generates from the router, completed where the REST edge answers
  * differently from the library: every failure is an `Error` ({error, message}) whose `error` values are
  * the ones this operation can answer (the procedure's meta `errors` and the door's own, from the error
- * catalogue), a void procedure answers 204, 401, 409 and 429 carry their headers.
+ * catalogue), a void procedure answers 204, a conditional one 304, 401, 409 and 429 carry their headers.
  */
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const failures = new Map(
     restOperations(router).map(({ route, openapi }) => [`${route.method.toLowerCase()} ${route.template}`, [...new Set([...doorErrorKinds(route), ...openapi.errors])]]),
   );
   failures.set(`get ${EXPORT_PATH.slice('/api'.length)}`, [...EXPORT_ERRORS]);
+  const conditional = new Set(restOperations(router).flatMap(({ route }) => (route.conditional ? [`${route.method.toLowerCase()} ${route.template}`] : [])));
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
     version: API_VERSION,
@@ -186,6 +187,13 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       if (success && (!success.content || successJson) && Object.keys(successJson?.schema ?? {}).length === 0) {
         delete responses['200'];
         responses['204'] = { description: success.description, headers: success.headers };
+      }
+      // A conditional GET (http/rest/conditional.ts) answers an If-None-Match that still holds with a 304.
+      if (conditional.has(`${method} ${path}`)) {
+        responses['304'] = {
+          description: 'Not Modified: nothing the caller can see changed since the answer whose `ETag` was sent in `If-None-Match`; no body',
+          headers: { ETag: { description: 'The same ETag', required: true, schema: { type: 'string', maxLength: 29, pattern: '^"[\\w-]{27}"$' } } },
+        };
       }
       // The failures come from the catalogue, by status; the library's guesses are dropped.
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];

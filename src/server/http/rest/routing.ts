@@ -1,5 +1,7 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 
+import type { Actor } from '@/server/auth/permissions';
+import type { ProcedureRef } from '@/server/trpc/call';
 import type { ProcedureMeta } from '@/server/trpc/init';
 
 import { noSuchPath } from '../reply';
@@ -7,6 +9,10 @@ import { noSuchPath } from '../reply';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type RestRoute = {
+  /** The procedure the route calls. */
+  procedure: ProcedureRef;
+  /** Whether the procedure takes an input (one without is called with none). */
+  takesInput: boolean;
   method: HttpMethod;
   /** As written in the procedure's meta, e.g. `/plants/{id}`. */
   template: string;
@@ -22,6 +28,8 @@ export type RestRoute = {
   takesBody: boolean;
   /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
   requestHeaders: string[];
+  /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
+  conditional?: (actor: Actor) => Promise<string>;
 };
 
 export type RouteMatch =
@@ -50,10 +58,12 @@ function decodeSegments(path: string): string[] | undefined {
 /** One REST operation: the route the chain serves, and the procedure's OpenAPI meta it was read from. */
 export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']> };
 
-/** The REST operations of a router, read from the same procedure meta that trpc-to-openapi serves. */
+type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: { shape?: object }[] };
+
+/** The REST operations of a router, read from the same procedure meta that trpc-to-openapi documents. */
 export function restOperations(router: AnyTRPCRouter): RestOperation[] {
   const operations: RestOperation[] = [];
-  for (const procedure of Object.values(router._def.procedures as Record<string, { _def: { meta?: ProcedureMeta; inputs: { shape?: object }[] } }>)) {
+  for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: ProcedureDef }>)) {
     const openapi = procedure._def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const template = `/${openapi.path.replace(/^\/|\/$/g, '')}`;
@@ -61,6 +71,8 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
     const inputFields = procedure._def.inputs.flatMap((input) => Object.keys(input.shape ?? {}));
     const queryParameters = inputFields.filter((field) => !pathParameters.includes(field));
     const route: RestRoute = {
+      procedure: { path, type: procedure._def.type },
+      takesInput: procedure._def.inputs.length > 0,
       method: openapi.method,
       template,
       pathParameters,
@@ -68,6 +80,7 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       queryParameters,
       takesBody: ['POST', 'PUT', 'PATCH'].includes(openapi.method) && queryParameters.length > 0,
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
+      ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
     };
     operations.push({ route, openapi });
   }
@@ -75,10 +88,9 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
 }
 
 /**
- * The REST method table. The chain needs it before the library runs: to tell an unknown path (404) from a
- * known path with the wrong method (405 with `Allow`), which the library answers alike with 404, and to
- * know which values came from the path. Tables are Maps: a path segment such as `constructor` or
- * `__proto__` is data, never a property lookup.
+ * The REST method table: which procedure a request calls, or why none (an unknown path is a 404, a known
+ * path with the wrong method a 405 with `Allow`), and which values came from the path. Tables are Maps: a
+ * path segment such as `constructor` or `__proto__` is data, never a property lookup.
  */
 export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
   const byTemplate = new Map<string, CompiledPath>();

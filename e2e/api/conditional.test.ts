@@ -1,0 +1,144 @@
+/**
+ * Conditional lists (docs/api.md, "Conditional lists"): `GET /api/plants` carries a strong ETag, and a poll with
+ * `If-None-Match` is answered 304 while nothing the caller can see has changed. Two instances on one
+ * database (on SQLite two processes on one file, on PostgreSQL the scale-out setup): a change made through
+ * either, by any token, reaches the other's ETags, since the versions live in the database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { checkedClient, expectError, expectStatus, plantBody } from './helpers/fixture';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import type { ApiClient, ApiResponse } from '../support/http-client';
+import { type RunningServer, startServer } from '../support/server-process';
+
+/** A list of up to 1,000 costs 10 units (docs/api.md, "Rate limits"); the burst is sized against that below. */
+const BURST = 60;
+
+let database: TestDatabase;
+let first: RunningServer;
+let second: RunningServer;
+let adminToken: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // One after the other: the first creates the admin and prints its token.
+  first = await startServer({ database, env: { RATE_LIMIT_PER_TOKEN: `${BURST}/0.01` } });
+  second = await startServer({ database, env: { RATE_LIMIT_PER_TOKEN: `${BURST}/0.01` } });
+  adminToken = first.adminToken;
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([first?.stop(), second?.stop()]);
+  await database?.drop();
+});
+
+const etagOf = (response: ApiResponse) => {
+  expectStatus(response, 200);
+  const etag = response.headers.get('etag');
+  expect(etag).toMatch(/^"[\w-]{27}"$/);
+  return etag!;
+};
+
+/** Whether the list at `path` is still one `ifNoneMatch` names: 304 (with its ETag and no body) or 200. */
+async function unchanged(client: ApiClient, path: string, ifNoneMatch: string, etag = ifNoneMatch): Promise<boolean> {
+  const response = await client.get(path, { headers: { 'If-None-Match': ifNoneMatch } });
+  if (response.status === 304) {
+    expect(response.headers.get('etag')).toBe(etag);
+    expect(response.text).toBe('');
+    return true;
+  }
+  expectStatus(response, 200);
+  return false;
+}
+
+describe('conditional plant lists', () => {
+  it('answers an If-None-Match that still holds with a 304, on either instance, and a changed one with the new list', async () => {
+    const member = await first.createToken('conditional-member', 'member');
+    const onFirst = await checkedClient(first, member.token);
+    const onSecond = await checkedClient(second, member.token);
+    expectStatus(await onFirst.post('/api/plants', plantBody(31_001n, 'Monstera', 'tropical')), 200);
+
+    const listed = await onFirst.get('/api/plants');
+    const etag = etagOf(listed);
+    expect(await unchanged(onFirst, '/api/plants', etag)).toBe(true);
+    // The ETag is computed from data in the database: the other instance gives the same one.
+    expect(await unchanged(onSecond, '/api/plants', etag)).toBe(true);
+    expect(etagOf(await onSecond.get('/api/plants'))).toBe(etag);
+    // A weak comparison (RFC 9110, 13.1.2), one of several, and a list of others that does not name it.
+    expect(await unchanged(onFirst, '/api/plants', `"other", W/${etag}`, etag)).toBe(true);
+    expect(await unchanged(onFirst, '/api/plants', '"other", W/"another"')).toBe(false);
+    // Another query is another answer: another ETag.
+    const limited = etagOf(await onFirst.get('/api/plants?limit=1'));
+    expect(limited).not.toBe(etag);
+    expect(await unchanged(onFirst, '/api/plants', limited)).toBe(false);
+
+    // A create on the other instance is seen on this one at once.
+    expectStatus(await onSecond.post('/api/plants', plantBody(31_002n, 'Ficus')), 200);
+    const afterCreate = await onFirst.get('/api/plants', { headers: { 'If-None-Match': etag } });
+    expectStatus(afterCreate, 200);
+    expect(afterCreate.json).toEqual([
+      { id: 31_001n, name: 'Monstera', tag: 'tropical' },
+      { id: 31_002n, name: 'Ficus' },
+    ]);
+    expect(etagOf(afterCreate)).not.toBe(etag);
+  });
+
+  it('sees a change made by another token: a second token of the member, and an admin', async () => {
+    const member = await first.createToken('conditional-owner', 'member');
+    const otherToken = await first.createToken('conditional-owner', 'member');
+    const client = await checkedClient(first, member.token);
+    const sameUser = await checkedClient(second, otherToken.token);
+    const admin = await checkedClient(second, adminToken);
+    expectStatus(await client.post('/api/plants', plantBody(32_001n, 'Pilea', 'small')), 200);
+
+    let etag = etagOf(await client.get('/api/plants'));
+    expectStatus(await sameUser.post('/api/plants', plantBody(32_002n, 'Hoya')), 200);
+    expect(await unchanged(client, '/api/plants', etag)).toBe(false);
+
+    etag = etagOf(await client.get('/api/plants'));
+    const renamed = await admin.request('PATCH', '/api/plants/32001', { body: '{"name": "Pilea peperomioides"}' });
+    expectStatus(renamed, 200);
+    expect(await unchanged(client, '/api/plants', etag)).toBe(false);
+
+    etag = etagOf(await client.get('/api/plants'));
+    // A patch that changes nothing changes no list.
+    expectStatus(await admin.request('PATCH', '/api/plants/32001', { body: '{"tag": "small"}' }), 200);
+    expect(await unchanged(client, '/api/plants', etag)).toBe(true);
+    expectStatus(await admin.delete('/api/plants/32002'), 204);
+    expect(await unchanged(client, '/api/plants', etag)).toBe(false);
+  });
+
+  it("keeps a member's 304 through other owners' changes, and an admin's list sees every owner's", async () => {
+    const watcher = await checkedClient(first, (await first.createToken('conditional-watcher', 'member')).token);
+    const neighbour = await checkedClient(second, (await first.createToken('conditional-neighbour', 'member')).token);
+    const admin = await checkedClient(first, adminToken);
+    expectStatus(await watcher.post('/api/plants', plantBody(33_001n, 'Aloe')), 200);
+
+    const memberEtag = etagOf(await watcher.get('/api/plants'));
+    const adminEtag = etagOf(await admin.get('/api/plants?limit=1000'));
+    expectStatus(await neighbour.post('/api/plants', plantBody(33_002n, 'Cactus')), 200);
+    // The member cannot see the neighbour's plants: their list did not change.
+    expect(await unchanged(watcher, '/api/plants', memberEtag)).toBe(true);
+    // The admin sees all plants: theirs did.
+    expect(await unchanged(admin, '/api/plants?limit=1000', adminEtag)).toBe(false);
+    // The same query by a member and by an admin are different answers with different ETags.
+    expect(etagOf(await admin.get('/api/plants'))).not.toBe(memberEtag);
+  });
+
+  it('charges a 304 the one unit every request pays, not the rows it did not read', async () => {
+    const client = await checkedClient(first, (await first.createToken('conditional-poller', 'member')).token);
+    // limit=1000 costs 10 units: a sixth of the burst per full list.
+    const etag = etagOf(await client.get('/api/plants?limit=1000'));
+    // Forty-five polls at full price would be 450 units; as 304s they are 45, within the 50 left; the next full list is not.
+    for (let poll = 0; poll < 45; poll++) expect(await unchanged(client, '/api/plants?limit=1000', etag)).toBe(true);
+    expectError(await client.get('/api/plants?limit=1000'), 429, 42900);
+  });
+
+  it('refuses what the list refuses, whatever If-None-Match says', async () => {
+    const client = await checkedClient(first, (await first.createToken('conditional-refused', 'member')).token);
+    expectError(await client.get('/api/plants?owner=admin', { headers: { 'If-None-Match': '*' } }), 400, 40021);
+    expectError(await client.get('/api/plants?limit=0', { headers: { 'If-None-Match': '*' } }), 400, 40007);
+    const anonymous = await checkedClient(first, null);
+    expectError(await anonymous.get('/api/plants', { headers: { 'If-None-Match': '*' } }), 401, 40100);
+  });
+});
