@@ -67,7 +67,7 @@ async function main(): Promise<void> {
       for (const { name, server, token } of order) {
         const subject: Server = { name, pid: server.pid, baseUrl: server.baseUrl, output: server.log, exited: server.exited, stop: server.stop, ask: async () => { throw new Error('no probe'); } };
         const measured = await measure({ server: subject, workload: 'list', token, seconds, connections, query: 'limit=20' });
-        if (measured.non2xx > 0 || measured.errors > 0) throw new Error(`${name}: ${measured.non2xx} non-2xx, ${measured.errors} errors`);
+        if (measured.unexpected > 0 || measured.errors > 0) throw new Error(`${name}: ${measured.unexpected} unexpected statuses, ${measured.errors} errors`);
         results.get(name)!.push(measured.reqPerSec);
         cpu.get(name)!.push(measured.cpuMsPer1k);
         console.log(`round ${round} ${name.padEnd(12)} ${Math.round(measured.reqPerSec)} req/s  p50 ${measured.latencyMs.p50} ms  server CPU ${measured.cpuMsPer1k.toFixed(1)} ms/1k  load ${os.loadavg()[0]!.toFixed(2)}`);
