@@ -119,15 +119,25 @@ export type KeysetPosition = { segment: number; key: unknown; id: bigint };
 const ASC = Prisma.sql`ASC`;
 const DESC = Prisma.sql`DESC`;
 
+const P_ID = Prisma.sql`p.id`;
+
+/**
+ * The id a query orders and pages by: the plant's, or on SQLite for the index plan the FTS5 match's (the
+ * same number), which the FTS5 table walks in order itself, so a page by id stops after its rows.
+ */
+export function idColumn(filters: PlannedFilters): Prisma.Sql {
+  return engine === 'sqlite' && searchOf(filters)?.plan === 'index' ? Prisma.sql`m.id` : P_ID;
+}
+
 /** `ORDER BY` of one segment, forwards (the sort's own direction) or backwards. */
-export function orderBy(segment: Segment, descending: boolean): Prisma.Sql {
+export function orderBy(segment: Segment, descending: boolean, id: Prisma.Sql = P_ID): Prisma.Sql {
   const direction = descending ? DESC : ASC;
-  return segment.key ? Prisma.sql`ORDER BY ${segment.key} ${direction}, p.id ${direction}` : Prisma.sql`ORDER BY p.id ${direction}`;
+  return segment.key ? Prisma.sql`ORDER BY ${segment.key} ${direction}, p.id ${direction}` : Prisma.sql`ORDER BY ${id} ${direction}`;
 }
 
 /** Rows strictly past `position` in the walking direction (within the position's own segment). */
-export function pastCondition(segment: Segment, position: KeysetPosition, descending: boolean): Prisma.Sql {
-  if (!segment.key) return descending ? Prisma.sql`p.id < ${position.id}` : Prisma.sql`p.id > ${position.id}`;
+export function pastCondition(segment: Segment, position: KeysetPosition, descending: boolean, id: Prisma.Sql = P_ID): Prisma.Sql {
+  if (!segment.key) return descending ? Prisma.sql`${id} < ${position.id}` : Prisma.sql`${id} > ${position.id}`;
   return descending ? Prisma.sql`(${segment.key}, p.id) < (${position.key}, ${position.id})` : Prisma.sql`(${segment.key}, p.id) > (${position.key}, ${position.id})`;
 }
 
@@ -171,8 +181,8 @@ export async function selectFrom(
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
-    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending));
-    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, plantsFrom(filters))} ${whereOf(where)} ${orderBy(segment, descending)} LIMIT ${options.limit - rows.length}`;
+    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending, idColumn(filters)));
+    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, plantsFrom(filters))} ${whereOf(where)} ${orderBy(segment, descending, idColumn(filters))} LIMIT ${options.limit - rows.length}`;
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
   }
@@ -186,34 +196,38 @@ export async function selectFrom(
  */
 export type Count = { count: number; exact: boolean };
 export const COUNT_CAP = 10_000;
+/**
+ * A name search counts to 1,000: past that, each further match costs a row read and tested (or looked up
+ * for the access rule), ten times what an index range of the tag or owner filters costs per row.
+ */
+export const SEARCH_COUNT_CAP = 1_000;
 export const COUNT_WALK_BUDGET = 50_000;
 
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
-const capped = (count: number, exactBelowCap: boolean): Count => (count > COUNT_CAP ? { count: COUNT_CAP, exact: false } : { count, exact: exactBelowCap });
 
 /** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
 async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql): Promise<Count> {
   const search = searchOf(filters);
+  const cap = search ? SEARCH_COUNT_CAP : COUNT_CAP;
+  const capped = (count: number, exactBelowCap: boolean): Count => (count > cap ? { count: cap, exact: false } : { count, exact: exactBelowCap });
   if (search?.plan !== 'filter') {
     // Every row the query reads matches (an index range; or the few matches of the trigram index).
     const where = whereOf([...conditions(actor, filters), ...extra]);
-    return capped(await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${plantsFrom(filters)} ${join} ${where} LIMIT ${COUNT_CAP + 1}) c`), true);
+    return capped(await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${plantsFrom(filters)} ${join} ${where} LIMIT ${cap + 1}) c`), true);
   }
   const scope = whereOf([...scopeConditions(actor, filters), ...extra]);
   if (engine === 'sqlite' && indexable(search.folded)) {
     // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule and filters,
     // up to the cap, among the first COUNT_WALK_BUDGET matches.
-    const found = await countOf(
-      Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${scope} LIMIT ${COUNT_CAP + 1}) c`,
-    );
-    if (found > COUNT_CAP) return capped(found, false);
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${scope} LIMIT ${cap + 1}) c`);
+    if (found > cap) return capped(found, false);
     const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)}) c`);
     return { count: found, exact: matches < COUNT_WALK_BUDGET };
   }
   // A short query, or many matches on PostgreSQL: the scope's rows in any order, each name tested.
   const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
-  const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${COUNT_CAP + 1}) c`);
-  if (found > COUNT_CAP) return capped(found, false);
+  const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
+  if (found > cap) return capped(found, false);
   const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
   return { count: found, exact: rows < COUNT_WALK_BUDGET };
 }
@@ -226,7 +240,7 @@ export async function countBefore(actor: Actor, filters: PlannedFilters, sort: P
   for (const [index, segment] of segments.entries()) {
     const earlier = descending ? index > position.segment : index < position.segment;
     if (index !== position.segment && !earlier) continue;
-    const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, !descending)] : [])];
+    const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, !descending, idColumn(filters))] : [])];
     const part = await countWhere(actor, filters, extra, segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty);
     total.count += part.count;
     total.exact &&= part.exact;

@@ -13,7 +13,7 @@ import { applyMigrations } from '@/server/db/migrate';
 import { signIn } from '@/test/actors';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
-import { COUNT_CAP, countMatching, type PlannedFilters, ready, selectFrom } from './query';
+import { COUNT_CAP, countMatching, type PlannedFilters, ready, SEARCH_COUNT_CAP, selectFrom } from './query';
 import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
 
 /**
@@ -148,7 +148,7 @@ describe('the name search on SQLite', () => {
     expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
   });
 
-  it(`counts up to ${COUNT_CAP.toLocaleString('en')} and says "at least" past it, for a search, a tag and all plants alike`, async () => {
+  it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {
     const member = await signIn('search-counts');
     const actor = actorOf(member);
     await insertPlants(
@@ -158,15 +158,17 @@ describe('the name search on SQLite', () => {
     const count = async (filters: PlannedFilters) => countMatching(actor, await ready(filters));
     expect(await count({})).toEqual({ count: COUNT_CAP, exact: false });
     expect(await count({ tag: 'counted' })).toEqual({ count: COUNT_CAP, exact: false });
-    expect(await count({ q: 'counted ivy' })).toEqual({ count: COUNT_CAP, exact: false });
-    expect(await count({ q: 'v' })).toEqual({ count: COUNT_CAP, exact: false });
+    expect(await count({ q: 'counted ivy' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
+    expect(await count({ q: 'v' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
+    // A search of few matches (the index plan) stops at the same cap.
+    expect(await count({ q: 'counted ivy 1' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
     // 1000, and 10000 to 10009.
     expect(await count({ q: 'counted ivy 1000' })).toEqual({ count: 11, exact: true });
     expect(await count({ q: 'ivy 10004' })).toEqual({ count: 1, exact: true });
 
     const { caller } = member;
     const first = await caller.plants.page({ size: 25, q: 'counted' });
-    expect(first).toMatchObject({ total: COUNT_CAP, totalExact: false, offset: 0, offsetExact: true, hasNext: true });
+    expect(first).toMatchObject({ total: SEARCH_COUNT_CAP, totalExact: false, offset: 0, offsetExact: true, hasNext: true });
     const second = await caller.plants.page({ size: 25, q: 'counted', cursor: { kind: 'after', id: first.rows[24]!.id } });
     expect(second).toMatchObject({ offset: 25, offsetExact: true, hasNext: true });
     expect(second.rows[0]!.id).toBe(4_000_025n);
