@@ -130,26 +130,37 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
           request.write(`{"id": ${id}, "na`);
         }),
     );
-    // Meanwhile the server answers everyone else promptly.
+    // Meanwhile the server answers everyone else: rounds of probes run until the stalled bodies are answered.
+    // A server that waited on the stalled bodies would answer none of them before its 408s; how fast each
+    // round is answered depends on the machine, so it is logged, not asserted.
+    let stallOver = false;
+    const over = () => (stallOver = true);
+    void Promise.race(stalled).then(over, over);
     const probeTimes: number[] = [];
+    let roundsDuringStall = 0;
     const probing = (async () => {
-      for (let index = 0; index < 12; index++) {
+      while (!stallOver) {
         const before = performance.now();
         expectStatus(await probe.get('/api/plants?limit=1'), 200);
         expectStatus(await server.anonymous.get('/api/health'), 200);
         probeTimes.push(performance.now() - before);
+        if (!stallOver) roundsDuringStall++;
         await sleep(500);
       }
     })();
     const answers = await Promise.all(stalled);
     await probing;
-    console.log(`[floods] stalled bodies answered after ${answers.map(({ seconds }) => seconds.toFixed(1)).join(', ')} s; slowest probe meanwhile ${Math.round(Math.max(...probeTimes))} ms`);
+    console.log(
+      `[floods] stalled bodies answered after ${answers.map(({ seconds }) => seconds.toFixed(1)).join(', ')} s; ` +
+        `${roundsDuringStall} probe rounds answered meanwhile, the slowest in ${Math.round(Math.max(...probeTimes))} ms`,
+    );
     for (const { response, seconds } of answers) {
       expectError(response, 408, 40800);
       expect(seconds).toBeGreaterThanOrEqual(9.5);
       expect(seconds).toBeLessThan(15);
     }
-    expect(Math.max(...probeTimes), 'the slowest probe during the stall (ms)').toBeLessThan(2_000);
+    // The stall lasts 10 s and a round takes two requests and a 500 ms pause.
+    expect(roundsDuringStall, 'probe rounds answered while the bodies were stalled').toBeGreaterThanOrEqual(3);
     const listed = await server.admin.get('/api/plants?limit=1000');
     expect(listed.json.filter((plant: { id: bigint }) => ids.includes(plant.id)), 'stalled creates stored nothing').toEqual([]);
   });

@@ -38,8 +38,11 @@ async function workingAdminTokens(token: string): Promise<TokenRow[]> {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  first = await startServer({ database });
-  second = await startServer({ database });
+  // The race below needs both revokes to pass the door on tokens each instance has just accepted (its auth
+  // cache). With the default 5 s cache that held only if the machine was quick; an hour makes it a condition.
+  const env = { AUTH_CACHE_TTL_MS: '3600000' };
+  first = await startServer({ database, env });
+  second = await startServer({ database, env });
   const list = await trpc(first, first.adminToken, 'tokens.list');
   const [token] = superjson.deserialize<TokenRow[]>(list.body.result.data);
   firstAdmin = { id: token!.id, token: first.adminToken };
@@ -62,14 +65,15 @@ describe('revoking the last working admin token', () => {
     await expect(first.revokeToken(firstAdmin.id)).rejects.toThrow(/last working admin token/);
   });
 
-  it('never leaves zero when two admins revoke each other’s only token at once, on two processes', async () => {
+  // Eight rounds, each with a token command (a process of its own): on a busy machine more than the suite's 30 s.
+  it('never leaves zero when two admins revoke each other’s only token at once, on two processes', { timeout: 300_000 }, async () => {
     let survivor = firstAdmin;
     let refusedByTheGuard = 0;
     for (let round = 0; round < 8; round++) {
       const challenger = await first.createToken(`racer-${round}`, 'admin');
       expect((await workingAdminTokens(survivor.token)).map((row) => row.id).sort()).toEqual([survivor.id, challenger.id].sort());
-      // Each instance has just accepted its caller's token, so neither looks it up again (the auth cache):
-      // both revokes reach the guarded write, instead of one being refused at the door as already revoked.
+      // Each instance has just accepted its caller's token, so neither looks it up again (the auth cache, an hour
+      // here): both revokes reach the guarded write, instead of one being refused at the door as already revoked.
       expect((await trpc(second, challenger.token, 'me')).status).toBe(200);
       const [a, b] = await Promise.all([
         trpc(first, survivor.token, 'tokens.revoke', { id: challenger.id }),

@@ -48,8 +48,7 @@ function expectNoBusyText(texts: string[], where: string): void {
   expect(hits.slice(0, 3), `${where} mentions SQLITE_BUSY or a locked database`).toEqual([]);
 }
 
-/** Runs `work` on `concurrency` loops until it has been called `total` times or `deadline` passed. */
-/** Runs `total` pieces of work, `concurrency` at a time; bounded by the test's timeout, not by a clock of its own (a busy machine is slow, not wrong). */
+/** Runs `work` on `concurrency` loops until it has been called `total` times (however long the machine takes). */
 async function runPool(total: number, concurrency: number, work: (index: number) => Promise<void>): Promise<number> {
   let started = 0;
   await Promise.all(
@@ -61,7 +60,7 @@ async function runPool(total: number, concurrency: number, work: (index: number)
 }
 
 describe('parallel creates of one id', () => {
-  it('over 100 separate connections at once: exactly one 200, 99 × 400 with error 40006, never a 5xx', { timeout: 60_000 }, async () => {
+  it('over 100 separate connections at once: exactly one 200, 99 × 400 with error 40006, never a 5xx', { timeout: 180_000 }, async () => {
     // Three rounds: the admin alone, then admin and two members racing for the same id.
     const rounds: { id: bigint; tokens: string[] }[] = [
       { id: 5_000_001n, tokens: [server.adminToken] },
@@ -94,7 +93,7 @@ describe('parallel creates of one id', () => {
 });
 
 describe('a parallel mix of creates, deletes and lists', () => {
-  it('stays consistent: the final list is exactly the ids created (200) minus those deleted (204)', { timeout: 90_000 }, async () => {
+  it('stays consistent: the final list is exactly the ids created (200) minus those deleted (204)', { timeout: 180_000 }, async () => {
     const clients: { name: string; client: ApiClient }[] = [
       { name: 'admin', client: server.client(server.adminToken) },
       { name: 'race-a', client: server.client(memberA.token) },
@@ -154,7 +153,6 @@ describe('a parallel mix of creates, deletes and lists', () => {
     const elapsedMs = Date.now() - startedAt;
     console.log(`[races] mix: ${fired} requests in ${elapsedMs} ms: ${[...statusCounts].map(([key, value]) => `${key}: ${value}`).join(', ')}`);
 
-    expect(fired, 'requests fired').toBe(600);
     expect(problems.slice(0, 5), 'unexpected answers').toEqual([]);
     expect([...statusCounts.keys()].filter((key) => / 5\d\d$/.test(key)), '5xx answers').toEqual([]);
     expectNoBusyText(texts, 'a response');

@@ -12,7 +12,8 @@ import { freePort, waitForExit } from './processes';
 import { createTokenWithCli, type IssuedToken, revokeTokenWithCli } from './token-command';
 
 const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}$/;
-const READY_TIMEOUT_MS = 30_000;
+/** A bound against a server that never comes up; a start takes seconds, several times that on a busy machine. */
+const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 

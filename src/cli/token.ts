@@ -4,12 +4,14 @@
  * `npm run --silent token -- revoke <id>`
  *
  * `create` prints the new token alone on the last line of standard output, so scripts can take it with
- * `tail -n 1`. It applies pending migrations first, so it works on a fresh clone before the first start.
+ * `tail -n 1`. Opening the database applies pending migrations first, so it works on a fresh clone before the
+ * first start.
  */
 import { parseArgs } from 'node:util';
 
 import { config, ConfigError } from '@/server/config';
-import { applyMigrations } from '@/server/db/migrate';
+import { openDatabase } from '@/server/db/client';
+import { DatabaseUnavailableError } from '@/server/db/unavailable';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -26,10 +28,9 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, ...rest] = positionals;
   // Migration notes go to stderr: stdout is for what scripts read (the token on the last line, the list).
-  await applyMigrations({ databaseUrl: config().DATABASE_URL, log: console.error });
-  // Imported after migrating: the data layer opens the database when it loads.
+  database = await openDatabase(config(), { log: console.error });
+  // Loaded once the configuration is known to be good: the token cache reads it when it loads.
   const { issueToken, listTokens, revokeToken } = await import('@/server/tokens/service');
-  databaseOpened = true;
 
   if (command === 'create') {
     const userName = values.user?.trim();
@@ -73,9 +74,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /** A PostgreSQL pool keeps the process alive until its idle connections time out; close it when done. */
-let databaseOpened = false;
+let database: Awaited<ReturnType<typeof openDatabase>> | undefined;
 async function closeDatabase(): Promise<void> {
-  if (databaseOpened) await (await import('@/server/db/client')).db.$disconnect();
+  await database?.$disconnect();
 }
 
 main(process.argv.slice(2))
@@ -85,9 +86,10 @@ main(process.argv.slice(2))
       process.exitCode = 2;
       return;
     }
-    // An AppError is a refusal with a message for the person at the keyboard, as is a bad environment;
-    // anything else is a failure.
-    console.error(error instanceof ConfigError || (error instanceof Error && error.name === 'AppError') ? error.message : error);
+    // An AppError is a refusal with a message for the person at the keyboard, as are a bad environment and a
+    // database that cannot be used; anything else is a failure.
+    const forPeople = error instanceof ConfigError || error instanceof DatabaseUnavailableError || (error instanceof Error && error.name === 'AppError');
+    console.error(forPeople ? error.message : error);
     process.exitCode = 1;
   })
   .finally(closeDatabase);

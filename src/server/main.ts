@@ -1,6 +1,6 @@
 /**
- * The server (`npm start` runs the bundle of this file): configuration → migrations → first admin →
- * database → the one node:http server. `--dev` serves the pages from Next.js's development server instead
+ * The server (`npm start` runs the bundle of this file): configuration → database (migrations, then the
+ * client) → first admin → the one node:http server. `--dev` serves the pages from Next.js's development server instead
  * of the static export. SIGTERM and SIGINT stop accepting connections, let the requests in flight finish,
  * then exit.
  */
@@ -31,15 +31,20 @@ function readConfigOrExit() {
 async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Everything below reads the configuration, so it loads only once the configuration is known to be good.
-  const [{ applyMigrations }, { issueFirstAdminToken }, { db, databaseReady }, { logger }, { projectRoot }] = await Promise.all([
-    import('./db/migrate'),
-    import('./tokens/service'),
+  // Loading the data layer opens nothing: openDatabase migrates first, then connects.
+  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { logger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
+    import('./db/unavailable'),
+    import('./tokens/service'),
     import('./log'),
     import('./paths'),
   ]);
-  await applyMigrations({ databaseUrl: settings.DATABASE_URL });
-  await databaseReady;
+  // A database that cannot be used is one line naming DATABASE_URL; anything else is a bug and keeps its stack.
+  const db = await openDatabase(settings).catch((error: unknown) => {
+    if (!(error instanceof DatabaseUnavailableError)) throw error;
+    console.error(`Plant Store cannot start: ${error.message}`);
+    return process.exit(1);
+  });
   const issued = await issueFirstAdminToken();
   if (issued) {
     const publicUrl = settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`;

@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Runs the Prisma CLI for the commands that need no schema engine (generate, studio). Prisma 7 downloads
-// a native engine at start-up unless PRISMA_SCHEMA_ENGINE_BINARY names one; generate never runs it, so any
-// existing file will do where the download is impossible (closed networks, this project's CI).
-// `generate` writes both engines' clients (the app picks one at run time from DATABASE_URL).
-// `npm run studio` also gets an absolute file:/// URL for SQLite, which Studio needs to find the same database.
+// Runs the Prisma CLI for the commands that need no schema engine (generate; studio has its own wrapper,
+// studio.mjs). Prisma 7 downloads a native engine at start-up unless PRISMA_SCHEMA_ENGINE_BINARY names one;
+// generate never runs it, so any existing file will do where the download is impossible (closed networks,
+// this project's CI). `generate` writes both engines' clients (the app picks one at run time from DATABASE_URL).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -28,10 +27,6 @@ if (!existsSync(prisma)) {
 }
 if (command === 'generate' && !rest.includes('--schema')) {
   for (const schema of schemas) runPrisma(['generate', '--schema', schema, ...rest]);
-} else if (command === 'studio') {
-  const url = process.env.DATABASE_URL ?? 'file:./data/plants.db';
-  const studioUrl = url.startsWith('file:') ? pathToFileURL(path.resolve(projectRoot, url.replace(/^file:(\/\/)?/, ''))).href : url;
-  runPrisma(['studio', ...rest, '--url', studioUrl]);
 } else {
   runPrisma([command, ...rest]);
 }

@@ -8,16 +8,19 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
-import { config } from '@/server/config';
-import { databaseEngine, postgresConnection } from '@/server/db/database-url';
+import type { Config } from '@/server/config';
+import { type DatabaseEngine, databaseEngine, postgresConnection } from '@/server/db/database-url';
+import { applyMigrations } from '@/server/db/migrate';
+import { asDatabaseUnavailable } from '@/server/db/unavailable';
 
 /**
  * The data layer's one door to the database. DATABASE_URL picks the engine: `file:` is SQLite (embedded, one
  * machine), `postgresql://` is PostgreSQL (several instances, several machines). Everything that differs
  * between the two stays in this file and in prisma/.
+ *
+ * Loading this module opens nothing. The one way to a client is `openDatabase`, which applies the migrations
+ * first: the folder of a SQLite file, the file and its tables exist before the client's first connection.
  */
-const { DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, SQLITE_SYNCHRONOUS } = config();
-export const engine = databaseEngine(databaseUrl);
 
 /**
  * How long a write waits for SQLite's single writer lock before it fails. Parallel creates queue up here
@@ -150,8 +153,10 @@ function isolateTransactions(connection: SqliteConnection): void {
   };
 }
 
-function createPrismaClient() {
-  if (engine === 'postgresql') {
+type DatabaseSettings = Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'SQLITE_SYNCHRONOUS'>;
+
+function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE }: DatabaseSettings) {
+  if (databaseEngine(databaseUrl) === 'postgresql') {
     const { connectionString, schema } = postgresConnection(databaseUrl);
     const adapter = new PrismaPg(
       { connectionString, max: DATABASE_POOL_SIZE, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS, application_name: 'plant-store' },
@@ -173,10 +178,27 @@ function createPrismaClient() {
   return new PrismaClient({ adapter, transactionOptions });
 }
 
-export const db: PrismaClient = createPrismaClient();
+/** What `db` is until `openDatabase` has run: any use says so, instead of opening a database too early. */
+const notOpenYet = new Proxy({} as PrismaClient, {
+  get(_target, property) {
+    throw new Error(`the database was used (db.${String(property)}) before openDatabase() applied the migrations and opened it`);
+  },
+});
 
 /**
- * Resolves when the database is ready for requests; `npm start` awaits it before serving.
+ * The client of this process, for the services. An ES module binding that `openDatabase` sets once: modules
+ * that import it see the open client from then on.
+ */
+export let db: PrismaClient = notOpenYet;
+
+/** The engine of the open database (set by `openDatabase`, with `db`). */
+export let engine: DatabaseEngine;
+
+/**
+ * Applies pending migrations, then creates the client and sends its first statement, then makes it `db`. A
+ * database that cannot be used (a folder that cannot be created, a file that is not SQLite or is read-only, a
+ * PostgreSQL server that does not answer) rejects with a DatabaseUnavailableError whose one line names
+ * DATABASE_URL and the path or host.
  *
  * SQLite durability: better-sqlite3 builds SQLite with synchronous=NORMAL for WAL, which survives a crashed
  * process but can lose the last commits when the machine loses power. FULL syncs the log on every commit,
@@ -185,13 +207,23 @@ export const db: PrismaClient = createPrismaClient();
  *
  * PostgreSQL: one round trip, so a wrong URL or an unreachable server stops the start with its reason.
  */
-export const databaseReady: Promise<void> = (
-  engine === 'sqlite'
-    ? db.$executeRawUnsafe(`PRAGMA synchronous = ${SQLITE_SYNCHRONOUS === 'normal' ? 'NORMAL' : 'FULL'}`)
-    : db.$queryRaw`SELECT 1`
-)
-  // Prisma's promises run when first awaited; `then` sends the statement now, ahead of any query.
-  .then(() => undefined);
+export async function openDatabase(settings: DatabaseSettings, { log }: { log?: (line: string) => void } = {}): Promise<PrismaClient> {
+  if (db !== notOpenYet) throw new Error('openDatabase() runs once per process');
+  const databaseUrl = settings.DATABASE_URL;
+  await applyMigrations({ databaseUrl, log });
+  const client = createPrismaClient(settings);
+  const openedEngine = databaseEngine(databaseUrl);
+  try {
+    if (openedEngine === 'sqlite') await client.$executeRawUnsafe(`PRAGMA synchronous = ${settings.SQLITE_SYNCHRONOUS === 'normal' ? 'NORMAL' : 'FULL'}`);
+    else await client.$queryRaw`SELECT 1`;
+  } catch (error) {
+    await client.$disconnect().catch(() => {});
+    throw asDatabaseUnavailable(error, databaseUrl) ?? error;
+  }
+  db = client;
+  engine = openedEngine;
+  return client;
+}
 
 /** Free pages SQLite gives back per transaction: 400 KB, ~20 ms of the single writer each. */
 const FREE_PAGES_PER_STEP = 100;

@@ -97,7 +97,8 @@ export async function applyPostgresMigrations(
   log: (line: string) => void,
 ): Promise<{ applied: string[]; history: MigrationRecord[] }> {
   const { connectionString, schema } = postgresConnection(databaseUrl);
-  const client = new pg.Client({ connectionString, application_name: 'plant-store migrate' });
+  // A server that never answers (a dropped packet, a wrong address) stops the start after 10 s, with its reason.
+  const client = new pg.Client({ connectionString, application_name: 'plant-store migrate', connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     // Several instances starting at once, or `prisma migrate deploy` beside them, take turns here; the one that

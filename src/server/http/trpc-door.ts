@@ -72,7 +72,10 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       request.trace.calls = calls;
       if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
       const auth = await authenticate(request, calls);
-      if (auth.status !== 'signedIn') {
+      // An anonymous body is never read: a POST without a valid token is refused before it. A GET has no body,
+      // and its refusal comes from the procedure, in the form the call asked for (a subscription's is an SSE
+      // error event, which the page's client reads as final instead of reconnecting).
+      if (auth.status !== 'signedIn' && request.method === 'POST') {
         const { kind, message } = authFailure(auth.status);
         throw refuse(kind, message);
       }

@@ -139,8 +139,7 @@ describe('auth on procedures', () => {
 
 describe('durability', () => {
   it('syncs every commit to disk (synchronous=FULL) on the connection the app uses', async () => {
-    const { db, databaseReady } = await import('@/server/db/client');
-    await databaseReady;
+    const { db } = await import('@/server/db/client');
     const rows = await db.$queryRawUnsafe<{ synchronous: bigint }[]>('PRAGMA synchronous');
     expect(rows.map((row) => Number(row.synchronous))).toEqual([2]);
   });

@@ -1,10 +1,12 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
+import { createSchema } from 'zod-openapi';
+
 import { claimExport, plantsCsv } from '@/server/plants/export';
 import { problemFromError } from '@/server/problems';
 import { AppError, type ErrorKind } from '@/shared/errors';
-import { exportPlantsInput, PLANT_SORT_KEYS } from '@/shared/plants';
+import { exportPlantsInput, PLANT_SORT_KEYS, plantFilters } from '@/shared/plants';
 
 import { type Authenticate, requireToken } from '../guards/auth';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
@@ -102,13 +104,11 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
   };
 }
 
-const textParameter = (name: string, description: string, maxLength: number) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema: { type: 'string', minLength: 1, maxLength },
-});
+/** A filter as the list's query parameter of the same name is written: from the same zod schema. */
+function filterParameter(name: keyof typeof plantFilters) {
+  const inner = plantFilters[name].unwrap();
+  return { name, in: 'query', required: false, description: inner.meta()?.description, schema: createSchema(inner, { io: 'input' }).schema };
+}
 
 /** The operation as the OpenAPI document lists it (merged in by http/rest/openapi.ts). */
 export const exportOperationDocument = {
@@ -120,16 +120,21 @@ export const exportOperationDocument = {
       'The plants `GET /plants` would list with the same filters, all of them, in one CSV file (RFC 4180: a UTF-8 byte order mark, a header line, CRLF line ends; ids exact; text that a spreadsheet would run as a formula starts with an apostrophe). Admins get the owner and creation time too. Streamed; charged to the token at 1,000 rows per batch, and one export per token runs at a time.',
     security: [{ bearerAuth: [] }],
     parameters: [
-      textParameter('q', 'Only plants whose name contains this text, case-insensitively.', 200),
-      textParameter('tag', 'Only plants with exactly this tag.', 100),
-      textParameter('owner', "Admins only: only this user's plants (a user name).", 64),
+      filterParameter('q'),
+      filterParameter('tag'),
+      filterParameter('owner'),
       { name: 'sort', in: 'query', required: false, description: 'The order; ties go by id. Default: id.', schema: { type: 'string', enum: [...PLANT_SORT_KEYS] } },
       { name: 'dir', in: 'query', required: false, description: 'asc (default) or desc.', schema: { type: 'string', enum: ['asc', 'desc'] } },
     ],
     responses: {
       '200': {
         description: 'The CSV file: `id,name,tag` (members) or `id,name,tag,owner,created` (admins)',
-        headers: { 'Content-Disposition': { description: '`attachment; filename="plants-YYYY-MM-DD.csv"`', schema: { type: 'string' } } },
+        headers: {
+          'Content-Disposition': {
+            description: '`attachment; filename="plants-YYYY-MM-DD.csv"`',
+            schema: { type: 'string', maxLength: 64, pattern: '^attachment; filename="plants-\\d{4}-\\d{2}-\\d{2}\\.csv"$' },
+          },
+        },
         content: { 'text/csv': { schema: { type: 'string' } } },
       },
     },
