@@ -11,7 +11,7 @@
  *    connections create as fast as the server answers, for KEEPUP_SECONDS (20): creates and deliveries
  *    per second (each second, and over the run), the backlog when the creates stop, how long it takes to
  *    drain and at what rate, and the server's CPU per create with the delivery included. Also the most
- *    requests the receiver had open at once.
+ *    requests the receiver had open at once. With BASELINE_DIR, the baseline's server (webhooks on) first.
  * 3. Delivery latency at 100 creates/s: an open-loop schedule (a create every 10 ms, whether or not the
  *    last was answered) for 20 s; latency is the receiver's arrival time minus the event's timestamp (set
  *    just before the transaction commits), on one machine clock.
@@ -169,7 +169,20 @@ async function main(): Promise<void> {
     }
     console.log(`[perf] backlog of the throughput phases sent ${Date.now() - backlogStart} ms after they ended`);
 
-    // 2. Keeping up at the highest create rate, one endpoint receiving everything.
+    // 2. Keeping up at the highest create rate, one endpoint receiving everything: the baseline's server
+    // first (with webhooks on, a database of its own), then this one, in the same run.
+    let baselineKeptUp: Awaited<ReturnType<typeof keepUp>> | undefined;
+    if (BASELINE_DIR) {
+      const before = await startServer({ dir: BASELINE_DIR, env: webhookEnv({ LOG_LEVEL: 'warn' }) });
+      try {
+        await registerEndpoint(api(before.baseUrl, before.adminToken), receiver.url, ['plant.created']);
+        console.log(`[perf] keeping up, baseline: ${KEEPUP_SECONDS} s of creates at ${KEEPUP_CONNECTIONS} connections (load ${os.loadavg()[0]!.toFixed(2)})`);
+        baselineKeptUp = await keepUp(before, receiver, id);
+        console.log(`[perf] keeping up, baseline: ${JSON.stringify({ ...baselineKeptUp, perSecond: undefined })}`);
+      } finally {
+        await before.stop();
+      }
+    }
     if (endpointId === undefined) endpointId = (await registerEndpoint(admin, receiver.url, ['plant.created'])).id;
     console.log(`[perf] keeping up: ${KEEPUP_SECONDS} s of creates at ${KEEPUP_CONNECTIONS} connections, one endpoint (load ${os.loadavg()[0]!.toFixed(2)})`);
     const keptUp = await keepUp(server, receiver, id);
@@ -210,6 +223,7 @@ async function main(): Promise<void> {
           .map(([name, values]) => [name, { median: Math.round(median(values)), runs: values.map((value) => Math.round(value)) }]),
       ),
       keepingUp: keptUp,
+      ...(baselineKeptUp ? { keepingUpBaseline: baselineKeptUp } : {}),
       rateRun: { targetPerSecond: 100, achievedPerSecond: Math.round(achieved), events: latencies.length },
       deliveryLatencyMs: { p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: latencies.at(-1) },
       createLatencyMs: { p50: Math.round(percentile(createMs, 0.5) * 10) / 10, p99: Math.round(percentile(createMs, 0.99) * 10) / 10 },

@@ -52,7 +52,7 @@ export type WorkerOptions = {
 export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
 
 /** Deliveries read per query while draining one endpoint. */
-const BATCH = 20;
+const BATCH = 100;
 /** Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. */
 const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
@@ -216,21 +216,34 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     heartbeat.unref();
     // Until when the lease is given back: now (back in line at once), or later after a failure.
     let releaseAt: number | undefined;
-    try {
+    // What was sent and answered 2xx is written down while the next batch is read and sent (one write at a
+    // time, in order): the batches are read past the last one sent, so a delivery being written down is not
+    // read again. A failure waits for the writes before it, so its retry is decided on what is written.
+    let recording: Promise<unknown> = Promise.resolve();
+    let recordFailed: { error: unknown } | undefined;
+    const recorded = async () => {
+      await recording;
+      if (recordFailed) throw recordFailed.error;
+    };
+    const sendTurn = async () => {
       let sent = 0;
       let lingered = false;
+      let after = 0;
       while (!stopping && !leaseLost && sent < TURN) {
-        const endpoint: LeasedEndpoint | null = await db.webhookEndpoint.findUnique({
-          where: { id: endpointId },
-          select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
-        });
+        if (recordFailed) throw recordFailed.error;
+        const [endpoint, batch]: [LeasedEndpoint | null, PendingDelivery[]] = await Promise.all([
+          db.webhookEndpoint.findUnique({
+            where: { id: endpointId },
+            select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
+          }),
+          db.webhookDelivery.findMany({
+            where: { endpointId, status: 'pending', id: { gt: after } },
+            orderBy: { id: 'asc' },
+            take: BATCH,
+            select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
+          }),
+        ]);
         if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
-        const batch: PendingDelivery[] = await db.webhookDelivery.findMany({
-          where: { endpointId, status: 'pending' },
-          orderBy: { id: 'asc' },
-          take: BATCH,
-          select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
-        });
         if (batch.length === 0) {
           // Under a steady stream the next event is a moment away: wait for it with the lease held,
           // instead of giving the lease back and taking it again for every event.
@@ -257,17 +270,29 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           wentSlow = answeredSlowly;
           if (!result.ok || wentSlow) break;
         }
-        const waitsUntil = await record(endpoint, attempted);
         sent += attempted.length;
-        const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
-        if (head) {
-          await holdBackNewer(endpointId, head);
-          return;
+        if (attempted.length > 0) after = attempted[attempted.length - 1]![0].id;
+        const allAnswered = attempted.every(([, result]) => result.ok);
+        if (!allAnswered || notDue) {
+          await recorded();
+          const waitsUntil = await record(endpoint, attempted);
+          const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
+          if (head) {
+            await holdBackNewer(endpointId, head);
+            return;
+          }
+        } else if (attempted.length > 0) {
+          recording = recording.then(() => (recordFailed ? undefined : record(endpoint, attempted))).catch((error: unknown) => (recordFailed ??= { error }));
         }
         // A slow endpoint gives its sender up after each answer: back in line behind the others.
         if (attempted.length < batch.length || wentSlow) return;
       }
+    };
+    try {
+      await sendTurn();
+      await recorded();
     } catch (error) {
+      await recording;
       releaseAt = backOffAfterFailure(endpointId);
       throw error;
     } finally {
@@ -363,15 +388,31 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     } else if (endpoint.failingSinceMs !== null) {
       endpointChange.failingSinceMs = null;
     }
+    // One statement for the deliveries answered alike (a receiver answers most the same: 204, no body),
+    // their attempts counted up in place; the failed one by itself.
+    const alike = new Map<string, { ids: number[]; last: Omit<(typeof writes)[number]['last'], 'attempts'> }>();
+    for (const { delivery, result, last } of writes) {
+      if (!result.ok) continue;
+      const { attempts: _attempts, ...rest } = last;
+      const key = JSON.stringify([rest.lastStatus, rest.lastResponse]);
+      const group = alike.get(key) ?? alike.set(key, { ids: [], last: rest }).get(key)!;
+      group.ids.push(delivery.id);
+    }
     await db.$transaction([
-      ...writes.map(({ delivery, result, last }) =>
+      ...[...alike.values()].map(({ ids, last }) =>
         db.webhookDelivery.updateMany({
-          where: { id: delivery.id },
-          data: result.ok
-            ? { ...last, status: 'delivered', deliveredAtMs: BigInt(now) }
-            : { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+          where: { id: { in: ids } },
+          data: { ...last, attempts: { increment: 1 }, status: 'delivered', deliveredAtMs: BigInt(now) },
         }),
       ),
+      ...(failed
+        ? [
+            db.webhookDelivery.updateMany({
+              where: { id: failed.delivery.id },
+              data: { ...failed.last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+            }),
+          ]
+        : []),
       ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
     ]);
     if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
