@@ -57,6 +57,8 @@ const BATCH = 100;
 const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
+/** How long deliveries answered 2xx may wait to be written down together (see drain). */
+const RECORD_EVERY_MS = 200;
 /** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
 const LINGER_MS = 250;
 
@@ -217,11 +219,24 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     // Until when the lease is given back: now (back in line at once), or later after a failure.
     let releaseAt: number | undefined;
     // What was sent and answered 2xx is written down while the next batch is read and sent (one write at a
-    // time, in order): the batches are read past the last one sent, so a delivery being written down is not
-    // read again. A failure waits for the writes before it, so its retry is decided on what is written.
+    // time, in order), gathered up to BATCH deliveries or RECORD_EVERY_MS: under a stream of creates a batch
+    // is often one event, and each write is a commit (on SQLite an fsync that holds the process, as a
+    // create's does). The batches are read past the last one sent, so a delivery not written down yet is not
+    // read again; a crash before the write sends it again (at least once). A failure waits for the writes
+    // before it, so its retry is decided on what is written; so does giving the lease back.
     let recording: Promise<unknown> = Promise.resolve();
     let recordFailed: { error: unknown } | undefined;
+    let unrecorded: [PendingDelivery, AttemptResult][] = [];
+    let firstUnrecordedAt = 0;
+    const flush = (endpoint: LeasedEndpoint) => {
+      if (unrecorded.length === 0) return;
+      const lot = unrecorded;
+      unrecorded = [];
+      recording = recording.then(() => (recordFailed ? undefined : record(endpoint, lot))).catch((error: unknown) => (recordFailed ??= { error }));
+    };
+    let lastEndpoint: LeasedEndpoint | undefined;
     const recorded = async () => {
+      if (lastEndpoint) flush(lastEndpoint);
       await recording;
       if (recordFailed) throw recordFailed.error;
     };
@@ -244,6 +259,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           }),
         ]);
         if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
+        lastEndpoint = endpoint;
         if (batch.length === 0) {
           // Under a steady stream the next event is a moment away: wait for it with the lease held,
           // instead of giving the lease back and taking it again for every event.
@@ -282,7 +298,9 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
             return;
           }
         } else if (attempted.length > 0) {
-          recording = recording.then(() => (recordFailed ? undefined : record(endpoint, attempted))).catch((error: unknown) => (recordFailed ??= { error }));
+          if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
+          unrecorded.push(...attempted);
+          if (unrecorded.length >= BATCH || Date.now() - firstUnrecordedAt >= RECORD_EVERY_MS) flush(endpoint);
         }
         // A slow endpoint gives its sender up after each answer: back in line behind the others.
         if (attempted.length < batch.length || wentSlow) return;
@@ -292,6 +310,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       await sendTurn();
       await recorded();
     } catch (error) {
+      if (lastEndpoint) flush(lastEndpoint);
       await recording;
       releaseAt = backOffAfterFailure(endpointId);
       throw error;
