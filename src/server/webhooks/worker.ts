@@ -57,6 +57,8 @@ const BATCH = 100;
 const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
+/** Deliveries sent and not yet written down, at most: a crash sends these again. */
+const UNWRITTEN_MAX = 20;
 /** How long deliveries answered 2xx may wait to be written down together (see drain). */
 const RECORD_EVERY_MS = 200;
 /** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
@@ -228,11 +230,19 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     let recordFailed: { error: unknown } | undefined;
     let unrecorded: [PendingDelivery, AttemptResult][] = [];
     let firstUnrecordedAt = 0;
+    /** Sent and answered, not written down yet (gathered, or being written): what a crash would send again. */
+    let unwritten = 0;
     const flush = (endpoint: LeasedEndpoint) => {
       if (unrecorded.length === 0) return;
       const lot = unrecorded;
       unrecorded = [];
-      recording = recording.then(() => (recordFailed ? undefined : record(endpoint, lot))).catch((error: unknown) => (recordFailed ??= { error }));
+      recording = recording
+        .then(async () => {
+          if (recordFailed) return;
+          await record(endpoint, lot);
+          unwritten -= lot.length;
+        })
+        .catch((error: unknown) => (recordFailed ??= { error }));
     };
     let lastEndpoint: LeasedEndpoint | undefined;
     const recorded = async () => {
@@ -274,24 +284,39 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
         const attempted: [PendingDelivery, AttemptResult][] = [];
         let notDue: PendingDelivery | undefined;
         let wentSlow = false;
+        let tried = 0;
         for (const delivery of batch) {
           if (stopping || leaseLost) break;
           if (Number(delivery.nextAttemptAtMs) > Date.now()) {
             notDue = delivery;
             break;
           }
+          // At most UNWRITTEN_MAX sent and not written down, as before this pipelining: after a crash, at
+          // most that many arrive twice.
+          if (unwritten >= UNWRITTEN_MAX) {
+            if (attempted.length > 0) {
+              if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
+              unrecorded.push(...attempted.splice(0));
+            }
+            flush(endpoint);
+            await recording;
+            if (recordFailed) break;
+          }
           const { result, slow: answeredSlowly } = await attemptTimed(endpoint, delivery);
           if (result.aborted) break;
           attempted.push([delivery, result]);
+          unwritten++;
+          tried++;
+          sent++;
+          after = delivery.id;
           wentSlow = answeredSlowly;
           if (!result.ok || wentSlow) break;
         }
-        sent += attempted.length;
-        if (attempted.length > 0) after = attempted[attempted.length - 1]![0].id;
         const allAnswered = attempted.every(([, result]) => result.ok);
         if (!allAnswered || notDue) {
           await recorded();
           const waitsUntil = await record(endpoint, attempted);
+          unwritten -= attempted.length;
           const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
           if (head) {
             await holdBackNewer(endpointId, head);
@@ -303,7 +328,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           if (unrecorded.length >= BATCH || Date.now() - firstUnrecordedAt >= RECORD_EVERY_MS) flush(endpoint);
         }
         // A slow endpoint gives its sender up after each answer: back in line behind the others.
-        if (attempted.length < batch.length || wentSlow) return;
+        if (tried < batch.length || wentSlow) return;
       }
     };
     try {
