@@ -3,7 +3,9 @@
  * while the servers idle between runs. Rows are made by the database itself (`INSERT … SELECT` over a
  * recursive CTE on SQLite, over generate_series on PostgreSQL), in batches of a million with progress,
  * so 10 M plants take seconds to a minute instead of a JS loop's many minutes. Every id is above 2^53, so
- * the servers take their exact-int64 paths on every row.
+ * the servers take their exact-int64 paths on every row. Names are two of twelve plant words and the row's
+ * number ("Orchid ivy 4711"), folded for the name search as the service folds them, so a search can match
+ * one plant in 12, one in 144, one, or none (the scale phase's searches).
  *
  *   seeded plants   SEED_BASE + i * 1000      (i = 0, 1, …: listed by the list workloads, in id order)
  *   delete pools    DELETE_BASE + run * 2^32 + i
@@ -43,7 +45,14 @@ export type BenchDb = {
 
 const seededId = (index: number) => SEED_BASE + BigInt(index) * SEED_STEP;
 
-// The same rows on both engines: `Plant <id mod 1e6>`, a tag picked by id mod 4 (one of three, or none).
+// The same rows on both engines: a name from the row's number i (see above), a tag picked by id mod 4 (one
+// of three, or none). The folded name is what foldForSearch gives for these words (ASCII, and ß as ss).
+export const NAME_WORDS = ['Monstera', 'Ficus', 'Fern', 'Palm', 'Aloe', 'Cactus', 'Orchid', 'Begonia', 'Calathea', 'Pothos', 'Straße', 'Ivy'] as const;
+const word = (index: string) => `CASE ${index} ${NAME_WORDS.map((name, at) => `WHEN ${at} THEN '${name}'`).join(' ')} END`;
+const NAME_SQL = (i: string) => `${word(`(${i}) % 12`)} || ' ' || lower(${word(`((${i}) / 12) % 12`)}) || ' ' || (${i})`;
+const FOLDED_SQL = (i: string) => `replace(lower(${NAME_SQL(i)}), 'ß', 'ss')`;
+/** The name of the row numbered i, as the SQL above writes it. */
+export const nameOf = (i: number) => `${NAME_WORDS[i % 12]} ${NAME_WORDS[Math.floor(i / 12) % 12]!.toLowerCase()} ${i}`;
 const TAG_SQL = (id: string) => `CASE ${id} % 4 WHEN 0 THEN 'tropical' WHEN 1 THEN 'succulent' WHEN 2 THEN 'fern' ELSE NULL END`;
 
 export function openSqliteBenchDb(file: string): BenchDb {
@@ -56,8 +65,8 @@ export function openSqliteBenchDb(file: string): BenchDb {
   type Series = { first: bigint; end: bigint; base: bigint; step: bigint; owner: number; at: string };
   const series = db.prepare<[Series]>(
     `WITH RECURSIVE s(i) AS (SELECT @first UNION ALL SELECT i + 1 FROM s WHERE i + 1 < @end)
-     INSERT INTO "Plant" (id, name, tag, ownerId, createdAt)
-     SELECT @base + i * @step, 'Plant ' || ((@base + i * @step) % 1000000), ${TAG_SQL('(@base + i * @step)')}, @owner, @at FROM s`,
+     INSERT INTO "Plant" (id, name, "nameFolded", tag, ownerId, createdAt)
+     SELECT @base + i * @step, ${NAME_SQL('i')}, ${FOLDED_SQL('i')}, ${TAG_SQL('(@base + i * @step)')}, @owner, @at FROM s`,
   );
   const insertSeries = (first: bigint, end: bigint, base: bigint, step: bigint, owner: number, at: string) => series.run({ first, end, base, step, owner, at });
   const countSeeded = db.prepare<[number, bigint, bigint], { n: bigint }>(`SELECT count(*) AS n FROM "Plant" WHERE ownerId = ? AND id >= ? AND id < ?`);
@@ -114,8 +123,8 @@ export async function openPostgresBenchDb(url: string): Promise<BenchDb> {
   // $1 first index, $2 last index, $3 base, $4 step, $5 owner.
   const insertSeries = (first: number, last: number, base: bigint, step: bigint, ownerId: number) =>
     client.query(
-      `INSERT INTO "Plant" (id, name, tag, "ownerId", "createdAt")
-       SELECT $3::bigint + i * $4::bigint, 'Plant ' || (($3::bigint + i * $4::bigint) % 1000000), ${TAG_SQL('($3::bigint + i * $4::bigint)')}, $5, now()
+      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt")
+       SELECT $3::bigint + i * $4::bigint, ${NAME_SQL('i')}, ${FOLDED_SQL('i')}, ${TAG_SQL('($3::bigint + i * $4::bigint)')}, $5, now()
          FROM generate_series($1::bigint, $2::bigint) AS i`,
       [first, last, base.toString(), step.toString(), ownerId],
     );

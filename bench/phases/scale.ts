@@ -1,13 +1,17 @@
 /**
  * Scale: one member owning 10k … 10M plants. Per size: list limit=20 (first page, and the page after the
  * plant at 90 %), create and delete, each one request at a time (the cost of one request: p50/p99 over N)
- * and at N connections (req/s, p99), app and floor; the database's size on disk.
+ * and at N connections (req/s, p99), app and floor; the database's size on disk. Then the name search and
+ * the admin page's counts (app only, one at a time): `plants.page` (rows, total and position in one call)
+ * for searches that match one plant in 12, one in 144, one plant and none, one and two characters, the
+ * tag and owner filters, and the REST list's search.
  */
 import type { Context } from '../lib/context';
-import { DELETE_BASE } from '../lib/data';
+import { DELETE_BASE, nameOf } from '../lib/data';
 import { createBody, type OneRequest, sequentialLatency, type Workload } from '../lib/load';
 import { fetchAgain, type Server } from '../lib/proc';
 import { fixed, int, mb, table } from '../lib/report';
+import { createToken } from '../lib/servers';
 
 type Operation = { label: string; workload: Workload; query?: string; expected: number };
 
@@ -24,6 +28,9 @@ export async function scalePhase(ctx: Context): Promise<void> {
   const runs: Record<string, unknown>[] = [];
   ctx.results.scale = { engine: options.engine, seconds: options.scaleSeconds, sequentialRequests: options.sequentialRequests, sizes, runs };
   let sequentialPool = DELETE_BASE + 2n ** 59n;
+  const adminToken = createToken(ctx.checkout, ctx.databaseUrl, 'bench-admin', 'admin');
+  const searchRows: (string | number)[][] = [];
+  const searchRuns: Record<string, unknown>[] = [];
 
   for (const plants of options.scales) {
     const seedStart = performance.now();
@@ -75,7 +82,19 @@ export async function scalePhase(ctx: Context): Promise<void> {
     }
     // What create and the one-at-a-time deletes left behind goes, so the next size starts from seeded plants only.
     await data.deleteUnseeded();
+
+    for (const search of searches(plants)) {
+      const token = search.admin ? adminToken : ctx.token;
+      const answer = await (await fetchAgain(ctx.app.baseUrl + search.path, { headers: { authorization: `Bearer ${token}` } })).text();
+      const shown = search.path.startsWith('/api/trpc/') ? countShown(answer) : `${(JSON.parse(answer) as unknown[]).length} rows`;
+      const one = await sequentialLatency(ctx.app.baseUrl, token, SEARCH_REQUESTS, () => ({ method: 'GET', path: search.path }), 200);
+      if (one.unexpected > 0) ctx.failures.push(`scale ${plants} ${search.label}: ${one.unexpected} of ${SEARCH_REQUESTS} answers were not 200`);
+      console.log(`${int(plants)} ${search.label.padEnd(44)} p50 ${fixed(one.p50).padStart(8)} ms  p99 ${fixed(one.p99).padStart(8)} ms  (${shown})`);
+      searchRuns.push({ plants, label: search.label, path: search.path, shown, ...one });
+      searchRows.push([int(plants), search.label, shown, fixed(one.p50), fixed(one.p99)]);
+    }
   }
+  (ctx.results.scale as Record<string, unknown>).searches = searchRuns;
 
   const appRows = runs.filter((r) => r.server === 'app' && String(r.operation).startsWith('list')) as { sequential: { p50: number }; reqPerSec: number }[];
   const spread = (values: number[]) => Math.max(...values) / Math.min(...values);
@@ -103,7 +122,49 @@ export async function scalePhase(ctx: Context): Promise<void> {
     `these for their shape across sizes, the A/B table for ratios). Created ids and delete pools sit above the seeded ids.`,
     `App lists across all sizes and pages: 1-at-a-time p50 varies ×${fixed(flatness.listSequentialP50Spread)}, req/s ×${fixed(flatness.listReqPerSecSpread)} (max/min; keyset paging is flat when these stay near 1).`,
     '',
+    `### Scale (${options.engine}): name search and the admin page's counts, app, ${SEARCH_REQUESTS} requests one at a time`,
+    '',
+    table(['plants', 'request', 'answer', 'p50 ms', 'p99 ms'], searchRows, ['r', 'l', 'l', 'r', 'r']),
+    '',
+    'plants.page answers the rows, the total and the position in one call; counts stop at 10,000 ("10,000+"). Names are',
+    '"<word> <word> <n>" from twelve plant words: the first search matches 1 plant in 12, the second 1 in 144. The',
+    'member owns every plant; the owner filter is an admin\'s view of that member.',
+    '',
   );
+}
+
+/** Requests per search and count, one at a time: the walks of the worst of them take seconds at 10 M. */
+const SEARCH_REQUESTS = 30;
+
+type Search = { label: string; path: string; admin?: boolean };
+
+const pageOf = (input: Record<string, unknown>) => `/api/trpc/plants.page?input=${encodeURIComponent(JSON.stringify({ json: { size: 25, ...input } }))}`;
+
+/** What the bench asks at each size (names: bench/lib/data.ts). */
+function searches(plants: number): Search[] {
+  const rare = nameOf(Math.floor(plants / 2)).toUpperCase();
+  return [
+    { label: 'page: search "orchid" (1 in 12)', path: pageOf({ q: 'orchid' }) },
+    { label: 'page: search "orchid ivy" (1 in 144)', path: pageOf({ q: 'orchid ivy' }) },
+    { label: `page: search "${rare}" (one plant)`, path: pageOf({ q: rare }) },
+    { label: 'page: search "STRASSE" (Straße, 1 in 12)', path: pageOf({ q: 'STRASSE' }) },
+    { label: 'page: search "zzz" (none)', path: pageOf({ q: 'zzz' }) },
+    { label: 'page: search "o" (one character)', path: pageOf({ q: 'o' }) },
+    { label: 'page: search "zq" (two characters, none)', path: pageOf({ q: 'zq' }) },
+    { label: 'page: search "orchid", sorted by name', path: pageOf({ q: 'orchid', sort: { key: 'name', dir: 'asc' } }) },
+    { label: 'page: no filter', path: pageOf({}) },
+    { label: 'page: tag "tropical" (1 in 4)', path: pageOf({ tag: 'tropical' }) },
+    { label: 'page: owner "bench" (admin)', path: pageOf({ owner: 'bench' }), admin: true },
+    { label: 'page: last page, tag "tropical"', path: pageOf({ tag: 'tropical', cursor: { kind: 'last' } }) },
+    { label: 'REST list: q=orchid ivy, limit=20', path: `/api/plants?limit=20&q=${encodeURIComponent('orchid ivy')}` },
+    { label: `REST list: q=${rare}, limit=20`, path: `/api/plants?limit=20&q=${encodeURIComponent(rare)}` },
+  ];
+}
+
+/** "25 rows of 10,000+ (from 1)": what a plants.page answer shows. */
+function countShown(body: string): string {
+  const { json } = (JSON.parse(body) as { result: { data: { json: { rows: unknown[]; total: number; totalExact: boolean; offset: number; offsetExact: boolean } } } }).result.data;
+  return `${json.rows.length} rows of ${int(json.total)}${json.totalExact ? '' : '+'}, after ${int(json.offset)}${json.offsetExact ? '' : '+'}`;
 }
 
 /** The one-at-a-time half of a scale measurement; creates use fresh ids, deletes a pool inserted just before. */

@@ -20,13 +20,14 @@ import { applyMigrations } from '@/server/db/migrate';
 import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
 
-const { migrationsDir } = engineLayouts[testEngine];
+const { migrationsDir, externalTables } = engineLayouts[testEngine];
 const committed = fs
   .readdirSync(migrationsDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
-const noFilters = { externalTables: [], externalEnums: [] };
+// The tables no Prisma schema can declare (the name search's FTS5 tables on SQLite) are left to the migrations.
+const filters = { externalTables, externalEnums: [] };
 const silent = () => {};
 
 const databases: TestDatabase[] = [];
@@ -63,7 +64,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
       const diagnosis = await engine.diagnoseMigrationHistory({
         migrationsList: committedMigrations(database.url),
         optInToShadowDatabase: false,
-        filters: noFilters,
+        filters,
       });
       expect(diagnosis).toEqual({ hasMigrationsTable: true, history: null, failedMigrationNames: [], editedMigrationNames: [] });
     } finally {
@@ -83,7 +84,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
         to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
         script: true,
         exitCode: true,
-        filters: noFilters,
+        filters,
       });
       expect(stdout?.trim() ?? '', 'the SQL a new migration would need').toMatch(/^(-- This is an empty migration\.)?$/);
       expect(exitCode).toBe(0);
@@ -96,7 +97,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
     const byPrisma = await emptyDatabase();
     const { engine, close } = await startSchemaEngine(byPrisma.url);
     try {
-      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters: noFilters });
+      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters });
       expect(appliedMigrationNames).toEqual(committed);
     } finally {
       await close();
@@ -196,6 +197,57 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
     const database = await emptyDatabase();
     await database.execute('CREATE TABLE "Plant" (id BIGINT PRIMARY KEY)');
     await expect(applyMigrations({ databaseUrl: database.url, log: silent })).rejects.toThrow(/not empty \(Plant\)/);
+  });
+
+  describe("the name search's pg_trgm index", () => {
+    const searchMigration = committed.findIndex((name) => name.endsWith('_plant_name_search'));
+    const migrationsBefore = () => {
+      const dir = path.join(scratch, 'before-search');
+      fs.mkdirSync(dir);
+      for (const name of committed.slice(0, searchMigration)) fs.cpSync(path.join(migrationsDir, name), path.join(dir, name), { recursive: true });
+      fs.copyFileSync(path.join(migrationsDir, 'migration_lock.toml'), path.join(dir, 'migration_lock.toml'));
+      return dir;
+    };
+
+    it('refuses, changing nothing, when the role may not install pg_trgm, and goes on once someone who may has', async () => {
+      const database = await emptyDatabase();
+      // A role that owns its tables but may not create in the database itself (so no extension).
+      const role = `weak_${path.basename(scratch).replace(/\W/g, '').toLowerCase()}`;
+      const databaseName = new URL(database.url).pathname.slice(1);
+      await database.execute(`CREATE ROLE ${role} LOGIN`);
+      try {
+        await database.execute(`GRANT CONNECT ON DATABASE "${databaseName}" TO ${role}`);
+        await database.execute(`REVOKE CREATE ON DATABASE "${databaseName}" FROM PUBLIC`);
+        await database.execute(`GRANT USAGE, CREATE ON SCHEMA public TO ${role}`);
+        const url = new URL(database.url);
+        url.username = role;
+        await applyMigrations({ databaseUrl: url.toString(), migrationsDir: migrationsBefore(), log: silent });
+        await expect(applyMigrations({ databaseUrl: url.toString(), log: silent })).rejects.toThrow(/needs the pg_trgm extension, and this role \(weak_\w+\) may not install it/);
+        expect(await database.query("SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'")).toEqual([]);
+        expect(await database.query('SELECT migration_name FROM _prisma_migrations WHERE migration_name = ?', [committed[searchMigration]])).toEqual([]);
+
+        // What the README tells the database's owner to run once.
+        await database.execute('CREATE EXTENSION pg_trgm');
+        expect((await applyMigrations({ databaseUrl: url.toString(), log: silent })).applied).toEqual(committed.slice(searchMigration));
+        expect(await database.query(`SELECT indexname FROM pg_indexes WHERE indexname = 'Plant_nameFolded_trgm_idx'`)).toHaveLength(1);
+      } finally {
+        await database.execute(`REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+        await database.execute(`DROP OWNED BY ${role}`);
+        await database.execute(`DROP ROLE ${role}`);
+      }
+    });
+
+    it('uses pg_trgm where it is installed already, in another schema, and an index built beforehand', async () => {
+      const database = await emptyDatabase();
+      await applyMigrations({ databaseUrl: database.url, migrationsDir: migrationsBefore(), log: silent });
+      await database.execute('CREATE SCHEMA extensions');
+      await database.execute('CREATE EXTENSION pg_trgm SCHEMA extensions');
+      // Built beforehand, as the README suggests for a large table (CONCURRENTLY cannot run in a transaction).
+      await database.execute('CREATE INDEX CONCURRENTLY "Plant_nameFolded_trgm_idx" ON "Plant" USING GIN ("nameFolded" extensions.gin_trgm_ops)');
+      expect((await applyMigrations({ databaseUrl: database.url, log: silent })).applied).toEqual(committed.slice(searchMigration));
+      const [index] = await database.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'Plant_nameFolded_trgm_idx'`);
+      expect(index?.indexdef).toContain('extensions.gin_trgm_ops');
+    });
   });
 
   it('creates and uses the schema named by ?schema=, as Prisma does, with int64 ids intact', async () => {

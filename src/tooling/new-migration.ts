@@ -12,7 +12,7 @@ import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine 
 
 const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 const engine = databaseEngine(databaseUrl);
-const { schemaPath, migrationsDir, provider } = engineLayouts[engine];
+const { schemaPath, migrationsDir, provider, externalTables } = engineLayouts[engine];
 
 /** The migration folder name Prisma would use: `migrate dev --name` slugifies with `_` and caps at 200 characters. */
 function migrationSlug(name: string): string {
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
     script: true,
     exitCode: true,
-    filters: { externalTables: [], externalEnums: [] },
+    filters: { externalTables, externalEnums: [] },
   });
   await close();
 

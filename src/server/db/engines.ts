@@ -13,17 +13,27 @@ export type EngineLayout = {
   migrationsDir: string;
   /** The provider named in migration_lock.toml. */
   provider: 'sqlite' | 'postgresql';
+  /**
+   * Tables the migrations make that no Prisma schema can declare, so that a schema diff (`npm run
+   * db:new-migration`, the drift test, Prisma's CLI through prisma.config.ts) leaves them be: on SQLite the
+   * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search).
+   */
+  externalTables: string[];
 };
+
+const NAME_SEARCH_TABLE = 'PlantNameSearch';
 
 export const engineLayouts: Record<DatabaseEngine, EngineLayout> = {
   sqlite: {
     schemaPath: path.join(prismaDir, 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'migrations'),
     provider: 'sqlite',
+    externalTables: [NAME_SEARCH_TABLE, ...['config', 'data', 'docsize', 'idx'].map((shadow) => `${NAME_SEARCH_TABLE}_${shadow}`)],
   },
   postgresql: {
     schemaPath: path.join(prismaDir, 'postgresql', 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'postgresql', 'migrations'),
     provider: 'postgresql',
+    externalTables: [],
   },
 };

@@ -8,7 +8,7 @@ import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection } from '@/shared/plants';
 
 import { plantsChanged } from './live/wake';
-import { conditions, ready, whereOf } from './query';
+import { conditions, idColumn, plantsFrom, ready, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
 
 /**
@@ -33,11 +33,12 @@ const asIds = (rows: { id: bigint | number | string }[]) => rows.map((row) => Bi
 /** The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. */
 async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: bigint[]; nextAfter: bigint | null }> {
   if (selection.kind === 'ids') return { ids: [...new Set(selection.ids)], nextAfter: null };
-  await ready(selection.filters);
-  const where = [...conditions(actor, selection.filters), Prisma.sql`p."createdAt" <= ${selection.asOf}`];
-  if (selection.after !== undefined) where.push(Prisma.sql`p.id > ${selection.after}`);
+  const filters = await ready(selection.filters);
+  const where = [...conditions(actor, filters), Prisma.sql`p."createdAt" <= ${selection.asOf}`];
+  const id = idColumn(filters);
+  if (selection.after !== undefined) where.push(Prisma.sql`${id} > ${selection.after}`);
   if (selection.except?.length) where.push(Prisma.sql`p.id NOT IN (${Prisma.join(selection.except)})`);
-  const rows = await db.$queryRaw<{ id: bigint }[]>`SELECT p.id FROM "Plant" p ${whereOf(where)} ORDER BY p.id ASC LIMIT ${BULK_MAX + 1}`;
+  const rows = await db.$queryRaw<{ id: bigint }[]>`SELECT p.id FROM ${plantsFrom(filters)} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${BULK_MAX + 1}`;
   const ids = asIds(rows.slice(0, BULK_MAX));
   return { ids, nextAfter: rows.length > BULK_MAX ? ids[ids.length - 1]! : null };
 }

@@ -53,8 +53,8 @@ export async function* plantsCsv(
   input: PlantFilters & { sort?: PlantSort },
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
-  const { sort = DEFAULT_SORT, ...filters } = input;
-  await ready(filters, sort);
+  const { sort = DEFAULT_SORT, ...unplanned } = input;
+  const filters = await ready(unplanned, sort);
   const withOwner = can(actor, 'plants:any');
   yield CSV_BOM + csvRecord(withOwner ? ['id', 'name', 'tag', 'owner', 'created'] : ['id', 'name', 'tag']);
   let from: KeysetPosition | undefined;

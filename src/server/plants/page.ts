@@ -3,14 +3,18 @@ import 'server-only';
 import { can, type Actor } from '@/server/auth/permissions';
 import { DEFAULT_SORT, type PlantPageInput, type PlantRow } from '@/shared/plants';
 
-import { countBefore, countMatching, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
+import { type Count, countBefore, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
 
 export type TablePage = {
   rows: PlantRow[];
-  /** Plants that match the filters, on every page. */
+  /** Plants that match the filters, on every page: exactly when `totalExact`, else at least this many ("10,000+"). */
   total: number;
-  /** How many matching plants come before the first row (0 on the first page). */
+  totalExact: boolean;
+  /** How many matching plants come before the first row (0 on the first page): exactly when `offsetExact`, else at least this many. */
   offset: number;
+  offsetExact: boolean;
+  /** Whether matching plants come after the last row (the next and last pages have rows). */
+  hasNext: boolean;
   /** The page that was served: a page whose cursor row is gone, or that ran empty, falls back to the first or last. */
   cursor: PlantPageInput['cursor'];
   /** When the page was read: "select all matching" means the plants that matched then (see bulkSelection). */
@@ -20,43 +24,72 @@ export type TablePage = {
 /**
  * A page of the admin table, in any of its sorts: keyset paging on (sort key, id) in both directions, plus
  * the two counts that place it ("26–50 of 186"). The address names a page by a row id (`after=ID`); its
- * place in the order is read from that row. Every query walks an index in the sort's order; the counts are
- * the only part whose cost grows with the store (see docs/admin-page.md, "At scale").
+ * place in the order is read from that row. Every query walks an index in the sort's order (or, for a search
+ * of few matches, sorts those few); the counts stop at a cap (query.ts, Count), so a page costs about the
+ * same at any size of the store (docs/admin-page.md, "At scale").
  */
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
-  const { size, cursor, sort = DEFAULT_SORT, ...filters } = input;
+  const { size, cursor, sort = DEFAULT_SORT, ...unplanned } = input;
   const asOf = new Date();
-  await ready(filters, sort);
+  const filters = await ready(unplanned, sort);
   const withOwner = can(actor, 'plants:any');
   const total = await countMatching(actor, filters);
-  const lastPage = async () => (total === 0 ? [] : (await selectFrom(actor, filters, sort, { backwards: true, limit: total % size || size, withOwner })).reverse());
-  const firstPage = () => selectFrom(actor, filters, sort, { limit: size, withOwner });
+  // The last page holds what is left over after whole pages, when the total is known; else a whole page.
+  const lastPage = async () =>
+    total.count === 0 && total.exact ? [] : (await selectFrom(actor, filters, sort, { backwards: true, limit: total.exact ? total.count % size || size : size, withOwner })).reverse();
+  // One row more than the page, to know whether another follows.
+  const forwards = async (from?: KeysetPosition) => {
+    const found = await selectFrom(actor, filters, sort, { from, limit: size + 1, withOwner });
+    return { rows: found.slice(0, size), more: found.length > size };
+  };
 
   let served = cursor;
   let rows: (RawRow & { segment: number })[];
+  let more: boolean | undefined;
   if (cursor?.kind === 'after' || cursor?.kind === 'before') {
     // By id the cursor is its own position, even once its row is gone; other orders read the row's key.
     const from = sort.key === 'id' ? { segment: 0, key: null, id: cursor.id } : await positionOf(actor, sort, cursor.id);
     if (from === null) {
       // The row that named the page is gone: its place in this order is unknown, so the first page.
       served = undefined;
-      rows = await firstPage();
+      ({ rows, more } = await forwards());
     } else if (cursor.kind === 'after') {
-      rows = await selectFrom(actor, filters, sort, { from, limit: size, withOwner });
+      ({ rows, more } = await forwards(from));
     } else {
       rows = (await selectFrom(actor, filters, sort, { from, backwards: true, limit: size, withOwner })).reverse();
     }
   } else if (cursor?.kind === 'last') {
     rows = await lastPage();
+    more = false;
   } else {
-    rows = await firstPage();
+    ({ rows, more } = await forwards());
   }
   // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page that has some.
-  if (rows.length === 0 && total > 0 && served) {
+  if (rows.length === 0 && (total.count > 0 || !total.exact) && served) {
     served = served.kind === 'before' ? undefined : { kind: 'last' };
-    rows = served ? await lastPage() : await firstPage();
+    if (served) {
+      rows = await lastPage();
+      more = false;
+    } else {
+      ({ rows, more } = await forwards());
+    }
   }
   const first = rows[0];
-  const offset = first === undefined || served === undefined ? 0 : served.kind === 'last' ? Math.max(0, total - rows.length) : await countBefore(actor, filters, sort, positionOfRow(sort, first));
-  return { rows: rows.map((row) => toRow(row, withOwner)), total, offset, cursor: served, asOf };
+  const last = rows[rows.length - 1];
+  let offset: Count;
+  if (first === undefined || served === undefined) offset = { count: 0, exact: true };
+  else if (served.kind === 'last' && total.exact) offset = { count: Math.max(0, total.count - rows.length), exact: true };
+  else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
+  // A page read backwards: what follows its last row (the page it was turned from, unless that is gone).
+  more ??= last !== undefined && (await selectFrom(actor, filters, sort, { from: positionOfRow(sort, last), limit: 1, withOwner: false })).length > 0;
+  return {
+    rows: rows.map((row) => toRow(row, withOwner)),
+    total: total.count,
+    totalExact: total.exact,
+    offset: offset.count,
+    offsetExact: offset.exact,
+    hasNext: more,
+    cursor: served,
+    asOf,
+  };
 }

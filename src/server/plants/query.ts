@@ -6,6 +6,8 @@ import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, type Plant, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
 
+import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
+
 /**
  * The SQL every read of plant rows shares: the access rule and the filters (one WHERE), the sort orders as
  * keyset segments, and rows as the admin page gets them. The list, the page, the export, the bulk changes
@@ -32,8 +34,17 @@ export function ensureNamesFolded(): Promise<void> {
   return namesFolded;
 }
 
-/** The conditions of a list: access first, then the filters. */
-export function conditions(actor: Actor, filters: PlantFilters): Prisma.Sql[] {
+/** Filters as a query runs them: a name search comes with its plan (`ready` makes it; search.ts). */
+export type PlannedFilters = PlantFilters & { search?: NameSearch };
+
+/** The search of these filters, planned or not (unplanned, the filter plan: what a search always did). */
+function searchOf(filters: PlannedFilters): NameSearch | undefined {
+  if (filters.q === undefined) return undefined;
+  return filters.search ?? { folded: foldForSearch(filters.q), plan: 'filter' };
+}
+
+/** The access rule and the tag and owner filters: which plants a view is about, before any name search. */
+function scopeConditions(actor: Actor, filters: PlantFilters): Prisma.Sql[] {
   const list: Prisma.Sql[] = [];
   if (!can(actor, 'plants:any')) list.push(Prisma.sql`p."ownerId" = ${actor.userId}`);
   if (filters.owner !== undefined) {
@@ -41,20 +52,36 @@ export function conditions(actor: Actor, filters: PlantFilters): Prisma.Sql[] {
     list.push(Prisma.sql`p."ownerId" = (SELECT u.id FROM "User" u WHERE u.name = ${filters.owner})`);
   }
   if (filters.tag !== undefined) list.push(Prisma.sql`p.tag = ${filters.tag}`);
-  if (filters.q !== undefined) {
-    const folded = foldForSearch(filters.q);
-    // Not LIKE: Prisma's `contains` leaves `%` and `_` active on SQLite, whose LIKE folds ASCII only. A plain
-    // substring test on the folded name, the same on both engines.
-    list.push(engine === 'sqlite' ? Prisma.sql`instr(p."nameFolded", ${folded}) > 0` : Prisma.sql`strpos(p."nameFolded", ${folded}) > 0`);
-  }
   return list;
+}
+
+/**
+ * The conditions of a list: access first, then the filters. A name search of the index plan on SQLite is in
+ * the table the rows come from instead (`plantsFrom`), the FTS5 table's matches.
+ */
+export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] {
+  const list = scopeConditions(actor, filters);
+  const search = searchOf(filters);
+  // Not LIKE for the filter plan: Prisma's `contains` leaves `%` and `_` active on SQLite, whose LIKE folds
+  // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's LIKE of the
+  // index plan has `%`, `_` and `\` escaped: the same substring test, which pg_trgm's index serves.
+  if (search?.plan === 'filter') list.push(nameContains(search.folded));
+  else if (search?.plan === 'index' && engine === 'postgresql') list.push(Prisma.sql`p."nameFolded" LIKE ${likePattern(search.folded)}`);
+  return list;
+}
+
+/** Where the plant rows `p` come from: the table, or on SQLite for the index plan, the FTS5 matches' rows. */
+export function plantsFrom(filters: PlannedFilters): Prisma.Sql {
+  const search = searchOf(filters);
+  return search?.plan === 'index' && engine === 'sqlite' ? sqliteIndexedPlants(search.folded) : Prisma.sql`"Plant" p`;
 }
 
 export const whereOf = (list: Prisma.Sql[]): Prisma.Sql => (list.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(list, ' AND ')}`);
 
-/** Before a query that reads `nameFolded`: old rows get theirs first. */
-export async function ready(filters: PlantFilters, sort?: PlantSort): Promise<void> {
+/** Before a query that reads `nameFolded`: old rows get theirs first; a name search gets its plan. */
+export async function ready(filters: PlantFilters, sort?: PlantSort): Promise<PlannedFilters> {
   if (filters.q !== undefined || sort?.key === 'name') await ensureNamesFolded();
+  return filters.q === undefined ? filters : { ...filters, search: await planNameSearch(filters.q) };
 }
 
 /**
@@ -92,15 +119,25 @@ export type KeysetPosition = { segment: number; key: unknown; id: bigint };
 const ASC = Prisma.sql`ASC`;
 const DESC = Prisma.sql`DESC`;
 
+const P_ID = Prisma.sql`p.id`;
+
+/**
+ * The id a query orders and pages by: the plant's, or on SQLite for the index plan the FTS5 match's (the
+ * same number), which the FTS5 table walks in order itself, so a page by id stops after its rows.
+ */
+export function idColumn(filters: PlannedFilters): Prisma.Sql {
+  return engine === 'sqlite' && searchOf(filters)?.plan === 'index' ? Prisma.sql`m.id` : P_ID;
+}
+
 /** `ORDER BY` of one segment, forwards (the sort's own direction) or backwards. */
-export function orderBy(segment: Segment, descending: boolean): Prisma.Sql {
+export function orderBy(segment: Segment, descending: boolean, id: Prisma.Sql = P_ID): Prisma.Sql {
   const direction = descending ? DESC : ASC;
-  return segment.key ? Prisma.sql`ORDER BY ${segment.key} ${direction}, p.id ${direction}` : Prisma.sql`ORDER BY p.id ${direction}`;
+  return segment.key ? Prisma.sql`ORDER BY ${segment.key} ${direction}, p.id ${direction}` : Prisma.sql`ORDER BY ${id} ${direction}`;
 }
 
 /** Rows strictly past `position` in the walking direction (within the position's own segment). */
-export function pastCondition(segment: Segment, position: KeysetPosition, descending: boolean): Prisma.Sql {
-  if (!segment.key) return descending ? Prisma.sql`p.id < ${position.id}` : Prisma.sql`p.id > ${position.id}`;
+export function pastCondition(segment: Segment, position: KeysetPosition, descending: boolean, id: Prisma.Sql = P_ID): Prisma.Sql {
+  if (!segment.key) return descending ? Prisma.sql`${id} < ${position.id}` : Prisma.sql`${id} > ${position.id}`;
   return descending ? Prisma.sql`(${segment.key}, p.id) < (${position.key}, ${position.id})` : Prisma.sql`(${segment.key}, p.id) > (${position.key}, ${position.id})`;
 }
 
@@ -117,21 +154,21 @@ export function toRow(raw: RawRow, withOwner: boolean): PlantRow {
 }
 
 // The plant's own columns need no join: the REST list, the API's hottest read, and a member's table.
-export const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag FROM "Plant" p`;
+export const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag`;
 const OWNER_JOIN = Prisma.sql`JOIN "User" o ON o.id = p."ownerId"`;
 
 /** The SELECT of the admin page's rows: with owner and creation time for admins, and the sort key. */
-export function rowSelect(withOwner: boolean, segment: Segment): Prisma.Sql {
+export function rowSelect(withOwner: boolean, segment: Segment, from: Prisma.Sql = Prisma.sql`"Plant" p`): Prisma.Sql {
   const key = segment.key ? Prisma.sql`, ${segment.key} AS "sortKey"` : Prisma.empty;
   const joined = withOwner || segment.keyColumn === 'owner';
   const owner = withOwner ? Prisma.sql`, p."createdAt" AS "createdAt", o.name AS owner` : Prisma.empty;
-  return Prisma.sql`SELECT p.id, p.name, p.tag${owner}${key} FROM "Plant" p ${joined ? OWNER_JOIN : Prisma.empty}`;
+  return Prisma.sql`SELECT p.id, p.name, p.tag${owner}${key} FROM ${from} ${joined ? OWNER_JOIN : Prisma.empty}`;
 }
 
 /** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */
 export async function selectFrom(
   actor: Actor,
-  filters: PlantFilters,
+  filters: PlannedFilters,
   sort: PlantSort,
   options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean },
 ): Promise<(RawRow & { segment: number })[]> {
@@ -144,35 +181,75 @@ export async function selectFrom(
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
-    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending));
-    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment)} ${whereOf(where)} ${orderBy(segment, descending)} LIMIT ${options.limit - rows.length}`;
+    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending, idColumn(filters)));
+    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, plantsFrom(filters))} ${whereOf(where)} ${orderBy(segment, descending, idColumn(filters))} LIMIT ${options.limit - rows.length}`;
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
   }
   return rows;
 }
 
+/**
+ * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP, else at least `count`. Counting is
+ * what grows with the store (a page by key does not), so no count reads more than COUNT_CAP + 1 matching index
+ * entries, and a count that tests names reads at most COUNT_WALK_BUDGET rows (README, "At scale").
+ */
+export type Count = { count: number; exact: boolean };
+export const COUNT_CAP = 10_000;
+/**
+ * A name search counts to 1,000: past that, each further match costs a row read and tested (or looked up
+ * for the access rule), ten times what an index range of the tag or owner filters costs per row.
+ */
+export const SEARCH_COUNT_CAP = 1_000;
+export const COUNT_WALK_BUDGET = 50_000;
+
+const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
+
+/** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
+async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql): Promise<Count> {
+  const search = searchOf(filters);
+  const cap = search ? SEARCH_COUNT_CAP : COUNT_CAP;
+  const capped = (count: number, exactBelowCap: boolean): Count => (count > cap ? { count: cap, exact: false } : { count, exact: exactBelowCap });
+  if (search?.plan !== 'filter') {
+    // Every row the query reads matches (an index range; or the few matches of the trigram index).
+    const where = whereOf([...conditions(actor, filters), ...extra]);
+    return capped(await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${plantsFrom(filters)} ${join} ${where} LIMIT ${cap + 1}) c`), true);
+  }
+  const scope = whereOf([...scopeConditions(actor, filters), ...extra]);
+  if (engine === 'sqlite' && indexable(search.folded)) {
+    // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule and filters,
+    // up to the cap, among the first COUNT_WALK_BUDGET matches.
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${scope} LIMIT ${cap + 1}) c`);
+    if (found > cap) return capped(found, false);
+    const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)}) c`);
+    return { count: found, exact: matches < COUNT_WALK_BUDGET };
+  }
+  // A short query, or many matches on PostgreSQL: the scope's rows in any order, each name tested.
+  const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
+  const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
+  if (found > cap) return capped(found, false);
+  const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
+  return { count: found, exact: rows < COUNT_WALK_BUDGET };
+}
+
 /** How many matching rows come before `position` in the sort's order. */
-export async function countBefore(actor: Actor, filters: PlantFilters, sort: PlantSort, position: KeysetPosition): Promise<number> {
+export async function countBefore(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition): Promise<Count> {
   const descending = sort.dir === 'desc';
   const segments = segmentsOf(sort);
-  const base = conditions(actor, filters);
-  let total = 0;
+  const total: Count = { count: 0, exact: true };
   for (const [index, segment] of segments.entries()) {
     const earlier = descending ? index > position.segment : index < position.segment;
     if (index !== position.segment && !earlier) continue;
-    const where = [...base, ...(segment.only ? [segment.only] : [])];
-    if (index === position.segment) where.push(pastCondition(segment, position, !descending));
-    const join = segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty;
-    const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM "Plant" p ${join} ${whereOf(where)}`;
-    total += Number(row?.count ?? 0);
+    const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, !descending, idColumn(filters))] : [])];
+    const part = await countWhere(actor, filters, extra, segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty);
+    total.count += part.count;
+    total.exact &&= part.exact;
   }
   return total;
 }
 
-export async function countMatching(actor: Actor, filters: PlantFilters): Promise<number> {
-  const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM "Plant" p ${whereOf(conditions(actor, filters))}`;
-  return Number(row?.count ?? 0);
+export function countMatching(actor: Actor, filters: PlannedFilters): Promise<Count> {
+  return countWhere(actor, filters, [], Prisma.empty);
 }
 
 /** Where a row stands in an order, read from the database (its key as stored); null when it is gone or not the caller's. */

@@ -7,7 +7,7 @@ import { changeCommitted } from '@/server/webhooks/outbox';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPatch } from '@/shared/plants';
 
-import { conditions, PLANT_COLUMNS, type RawRow, ready, toPlant, toRow, whereOf } from './query';
+import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
 
 /** The only columns that leave the data layer: owner and timestamps stay inside. */
 const plantColumns = { id: true, name: true, tag: true } as const;
@@ -37,9 +37,10 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
 
 /** The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. */
 export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
-  await ready(filters);
-  const where = [...conditions(actor, filters), ...(after === undefined ? [] : [Prisma.sql`p.id > ${after}`])];
-  const rows = await db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} ${whereOf(where)} ORDER BY p.id ASC LIMIT ${limit + 1}`;
+  const planned = await ready(filters);
+  const id = idColumn(planned);
+  const where = [...conditions(actor, planned), ...(after === undefined ? [] : [Prisma.sql`${id} > ${after}`])];
+  const rows = await db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} FROM ${plantsFrom(planned)} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;
   const plants = rows.slice(0, limit).map((row) => toRow(row, false));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null };
 }

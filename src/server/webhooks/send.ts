@@ -62,6 +62,31 @@ function describeNetworkError(error: NodeJS.ErrnoException): string {
   }
 }
 
+/**
+ * Connections kept open to receivers between attempts, one pool per URL origin and checked address (so a
+ * kept socket only ever reaches an address that was checked for it), at most AGENTS_MAX pools, the least
+ * recently used closed first. Under a stream of events an endpoint's attempts share one connection instead
+ * of a TCP (and TLS) handshake each; a socket idle for KEPT_IDLE_MS is closed (sooner when the receiver's
+ * Keep-Alive header says it closes sooner), before most servers' own idle timeouts.
+ */
+const agents = new Map<string, http.Agent>();
+const AGENTS_MAX = 64;
+const KEPT_IDLE_MS = 1_000;
+
+function agentFor(url: URL, target: CheckedTarget): http.Agent {
+  const key = `${url.protocol}//${target.host}:${url.port}@${target.address}`;
+  const kept = agents.get(key);
+  agents.delete(key);
+  const agent = kept ?? new (url.protocol === 'https:' ? https.Agent : http.Agent)({ keepAlive: true, timeout: KEPT_IDLE_MS, scheduling: 'lifo' });
+  agents.set(key, agent);
+  if (agents.size > AGENTS_MAX) {
+    const [oldest, pool] = agents.entries().next().value!;
+    agents.delete(oldest);
+    pool.destroy();
+  }
+  return agent;
+}
+
 /** Connects to the checked address whatever the name resolves to by now: no second resolution to rebind. */
 function pinnedLookup(target: CheckedTarget): LookupFunction {
   return (_hostname, options, callback) => {
@@ -94,22 +119,36 @@ export async function sendWebhook(options: {
     throw error;
   }
   if (options.signal?.aborted) return { ...failure('cut short by a shutdown'), aborted: true };
+  const kept = await post(target, options, timeoutMs, deadline, agentFor(target.url, target));
+  // A kept connection the receiver closed just as it was reused: sent again once, on a new connection.
+  return kept === 'stale' ? ((await post(target, options, timeoutMs, deadline, false)) as AttemptResult) : kept;
+}
+
+function post(
+  target: CheckedTarget,
+  options: { body: string; headers: Record<string, string>; signal?: AbortSignal },
+  timeoutMs: number,
+  deadline: number,
+  agent: http.Agent | false,
+): Promise<AttemptResult | 'stale'> {
   const { url } = target;
   const body = Buffer.from(options.body, 'utf8');
   const client = url.protocol === 'https:' ? https : http;
 
-  return new Promise<AttemptResult>((resolve) => {
+  return new Promise<AttemptResult | 'stale'>((resolve) => {
     let settled = false;
+    let ended = false;
     let status: number | null = null;
     const chunks: Buffer[] = [];
     let kept = 0;
     const text = () => (status === null ? null : decodeKept(Buffer.concat(chunks)));
-    const finish = (result: AttemptResult) => {
+    const finish = (result: AttemptResult | 'stale') => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      request.destroy();
+      // An answer read to its end leaves its connection to the pool; anything else closes it.
+      if (!ended) request.destroy();
       resolve(result);
     };
     const answered = () => {
@@ -130,7 +169,7 @@ export async function sendWebhook(options: {
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        agent: false,
+        agent,
         lookup: pinnedLookup(target),
         headers: {
           ...options.headers,
@@ -147,12 +186,19 @@ export async function sendWebhook(options: {
           kept += Math.min(room, chunk.length);
           if (kept >= WEBHOOK_RESPONSE_MAX_BYTES) answered();
         });
-        response.on('end', answered);
+        response.on('end', () => {
+          ended = true;
+          answered();
+        });
         response.on('error', answered);
         response.on('close', answered);
       },
     );
-    request.on('error', (error: NodeJS.ErrnoException) => (status === null ? finish(failure(describeNetworkError(error))) : answered()));
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (status === null && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) finish('stale');
+      else if (status === null) finish(failure(describeNetworkError(error)));
+      else answered();
+    });
     options.signal?.addEventListener('abort', onAbort, { once: true });
     request.end(body);
   });

@@ -54,11 +54,15 @@ export type WorkerOptions = {
 export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
 
 /** Deliveries read per query while draining one endpoint. */
-const BATCH = 20;
+const BATCH = 100;
 /** Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. */
 const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
+/** Deliveries sent and not yet written down, at most: a crash sends these again. */
+const UNWRITTEN_MAX = 20;
+/** How long deliveries answered 2xx may wait to be written down together (see drain). */
+const RECORD_EVERY_MS = 200;
 /** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
 const LINGER_MS = 250;
 
@@ -218,21 +222,56 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     heartbeat.unref();
     // Until when the lease is given back: now (back in line at once), or later after a failure.
     let releaseAt: number | undefined;
-    try {
+    // What was sent and answered 2xx is written down while the next batch is read and sent (one write at a
+    // time, in order), gathered up to BATCH deliveries or RECORD_EVERY_MS: under a stream of creates a batch
+    // is often one event, and each write is a commit (on SQLite an fsync that holds the process, as a
+    // create's does). The batches are read past the last one sent, so a delivery not written down yet is not
+    // read again; a crash before the write sends it again (at least once). A failure waits for the writes
+    // before it, so its retry is decided on what is written; so does giving the lease back.
+    let recording: Promise<unknown> = Promise.resolve();
+    let recordFailed: { error: unknown } | undefined;
+    let unrecorded: [PendingDelivery, AttemptResult][] = [];
+    let firstUnrecordedAt = 0;
+    /** Sent and answered, not written down yet (gathered, or being written): what a crash would send again. */
+    let unwritten = 0;
+    const flush = (endpoint: LeasedEndpoint) => {
+      if (unrecorded.length === 0) return;
+      const lot = unrecorded;
+      unrecorded = [];
+      recording = recording
+        .then(async () => {
+          if (recordFailed) return;
+          await record(endpoint, lot);
+          unwritten -= lot.length;
+        })
+        .catch((error: unknown) => (recordFailed ??= { error }));
+    };
+    let lastEndpoint: LeasedEndpoint | undefined;
+    const recorded = async () => {
+      if (lastEndpoint) flush(lastEndpoint);
+      await recording;
+      if (recordFailed) throw recordFailed.error;
+    };
+    const sendTurn = async () => {
       let sent = 0;
       let lingered = false;
+      let after = 0;
       while (!stopping && !leaseLost && sent < TURN) {
-        const endpoint: LeasedEndpoint | null = await db.webhookEndpoint.findUnique({
-          where: { id: endpointId },
-          select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
-        });
+        if (recordFailed) throw recordFailed.error;
+        const [endpoint, batch]: [LeasedEndpoint | null, PendingDelivery[]] = await Promise.all([
+          db.webhookEndpoint.findUnique({
+            where: { id: endpointId },
+            select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
+          }),
+          db.webhookDelivery.findMany({
+            where: { endpointId, status: 'pending', id: { gt: after } },
+            orderBy: { id: 'asc' },
+            take: BATCH,
+            select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
+          }),
+        ]);
         if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
-        const batch: PendingDelivery[] = await db.webhookDelivery.findMany({
-          where: { endpointId, status: 'pending' },
-          orderBy: { id: 'asc' },
-          take: BATCH,
-          select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
-        });
+        lastEndpoint = endpoint;
         if (batch.length === 0) {
           // Under a steady stream the next event is a moment away: wait for it with the lease held,
           // instead of giving the lease back and taking it again for every event.
@@ -247,29 +286,59 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
         const attempted: [PendingDelivery, AttemptResult][] = [];
         let notDue: PendingDelivery | undefined;
         let wentSlow = false;
+        let tried = 0;
         for (const delivery of batch) {
           if (stopping || leaseLost) break;
           if (Number(delivery.nextAttemptAtMs) > Date.now()) {
             notDue = delivery;
             break;
           }
+          // At most UNWRITTEN_MAX sent and not written down, as before this pipelining: after a crash, at
+          // most that many arrive twice.
+          if (unwritten >= UNWRITTEN_MAX) {
+            if (attempted.length > 0) {
+              if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
+              unrecorded.push(...attempted.splice(0));
+            }
+            flush(endpoint);
+            await recording;
+            if (recordFailed) break;
+          }
           const { result, slow: answeredSlowly } = await attemptTimed(endpoint, delivery);
           if (result.aborted) break;
           attempted.push([delivery, result]);
+          unwritten++;
+          tried++;
+          sent++;
+          after = delivery.id;
           wentSlow = answeredSlowly;
           if (!result.ok || wentSlow) break;
         }
-        const waitsUntil = await record(endpoint, attempted);
-        sent += attempted.length;
-        const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
-        if (head) {
-          await holdBackNewer(endpointId, head);
-          return;
+        const allAnswered = attempted.every(([, result]) => result.ok);
+        if (!allAnswered || notDue) {
+          await recorded();
+          const waitsUntil = await record(endpoint, attempted);
+          unwritten -= attempted.length;
+          const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
+          if (head) {
+            await holdBackNewer(endpointId, head);
+            return;
+          }
+        } else if (attempted.length > 0) {
+          if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
+          unrecorded.push(...attempted);
+          if (unrecorded.length >= BATCH || Date.now() - firstUnrecordedAt >= RECORD_EVERY_MS) flush(endpoint);
         }
         // A slow endpoint gives its sender up after each answer: back in line behind the others.
-        if (attempted.length < batch.length || wentSlow) return;
+        if (tried < batch.length || wentSlow) return;
       }
+    };
+    try {
+      await sendTurn();
+      await recorded();
     } catch (error) {
+      if (lastEndpoint) flush(lastEndpoint);
+      await recording;
       releaseAt = backOffAfterFailure(endpointId);
       throw error;
     } finally {
@@ -369,15 +438,31 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     } else if (endpoint.failingSinceMs !== null) {
       endpointChange.failingSinceMs = null;
     }
+    // One statement for the deliveries answered alike (a receiver answers most the same: 204, no body),
+    // their attempts counted up in place; the failed one by itself.
+    const alike = new Map<string, { ids: number[]; last: Omit<(typeof writes)[number]['last'], 'attempts'> }>();
+    for (const { delivery, result, last } of writes) {
+      if (!result.ok) continue;
+      const { attempts: _attempts, ...rest } = last;
+      const key = JSON.stringify([rest.lastStatus, rest.lastResponse]);
+      const group = alike.get(key) ?? alike.set(key, { ids: [], last: rest }).get(key)!;
+      group.ids.push(delivery.id);
+    }
     await db.$transaction([
-      ...writes.map(({ delivery, result, last }) =>
+      ...[...alike.values()].map(({ ids, last }) =>
         db.webhookDelivery.updateMany({
-          where: { id: delivery.id },
-          data: result.ok
-            ? { ...last, status: 'delivered', deliveredAtMs: BigInt(now) }
-            : { ...last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+          where: { id: { in: ids } },
+          data: { ...last, attempts: { increment: 1 }, status: 'delivered', deliveredAtMs: BigInt(now) },
         }),
       ),
+      ...(failed
+        ? [
+            db.webhookDelivery.updateMany({
+              where: { id: failed.delivery.id },
+              data: { ...failed.last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
+            }),
+          ]
+        : []),
       ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
     ]);
     for (const { result } of writes) webhookDeliveries.labels(result.ok ? 'delivered' : giveUp ? 'failed' : 'retrying').inc();

@@ -2,6 +2,8 @@
 
 import { CheckCheck, Tags, Trash2, X } from 'lucide-react';
 
+import { countText } from './counts';
+
 const count = new Intl.NumberFormat();
 
 /**
@@ -13,32 +15,35 @@ export function BulkBar(props: {
   selected: number;
   /** Of a "select all matching": how many matched, of which `selected` are still ticked. */
   matching: number | null;
+  /** Whether `matching` (and so `selected`) is exact, or at least that many ("10,000+"). */
+  matchingExact: boolean;
   pageAllSelected: boolean;
   total: number;
-  progress: { done: number; of: number } | null;
+  totalExact: boolean;
+  progress: { done: number; of: number; ofExact: boolean } | null;
   onSelectAll: () => void;
   onDelete: () => void;
   onRetag: () => void;
   onClear: () => void;
 }) {
-  const { selected, matching, pageAllSelected, total, progress } = props;
+  const { selected, matching, matchingExact, pageAllSelected, total, progress } = props;
   const allMatching = matching !== null;
   if (selected === 0 && !progress) return null;
   return (
     <div className="bulkbar" role="region" aria-label="Selected plants">
       <p aria-live="polite">
         {progress
-          ? `Working… ${count.format(progress.done)} of ${count.format(progress.of)}`
+          ? `Working… ${count.format(progress.done)} of ${countText(progress.of, progress.ofExact)}`
           : matching !== null
-            ? `${count.format(selected)} ${selected === 1 ? 'plant' : 'plants'} selected: all ${count.format(matching)} matching${matching > selected ? ` but ${count.format(matching - selected)}` : ''}`
+            ? `${countText(selected, matchingExact)} ${selected === 1 && matchingExact ? 'plant' : 'plants'} selected: all ${countText(matching, matchingExact)} matching${matching > selected ? ` but ${count.format(matching - selected)}` : ''}`
             : selected === 1
               ? '1 plant selected'
               : `${count.format(selected)} plants selected`}
       </p>
-      {!progress && !allMatching && pageAllSelected && total > selected ? (
+      {!progress && !allMatching && pageAllSelected && (total > selected || !props.totalExact) ? (
         <button type="button" className="button button--small" onClick={props.onSelectAll}>
           <CheckCheck className="icon" aria-hidden="true" />
-          Select all {count.format(total)} matching
+          Select all {countText(total, props.totalExact)} matching
         </button>
       ) : null}
       <div className="bulkbar__actions">

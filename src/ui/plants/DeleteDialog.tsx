@@ -4,16 +4,19 @@ import type { PlantRow } from '@/shared/plants';
 
 import { ConfirmDialog } from '../ConfirmDialog';
 import { UserText } from '../UserText';
+import { countText } from './counts';
 
 const count = new Intl.NumberFormat();
 
-export type Deleting = { kind: 'rows'; rows: PlantRow[] } | { kind: 'matching'; count: number };
+/** A "select all" of a view whose count stopped at the cap deletes at least `count` ("10,000+"). */
+export type Deleting = { kind: 'rows'; rows: PlantRow[] } | { kind: 'matching'; count: number; exact: boolean };
 
 /** Asks before a delete: one plant by name, a few listed, or every matching plant (which cannot be undone). */
 export function DeleteDialog({ deleting, onConfirm, onCancel }: { deleting: Deleting; onConfirm: () => void; onCancel: () => void }) {
   const total = deleting.kind === 'rows' ? deleting.rows.length : deleting.count;
-  const title = total === 1 ? 'Delete this plant?' : `Delete ${count.format(total)} plants?`;
-  const label = total === 1 ? 'Delete plant' : `Delete ${count.format(total)} plants`;
+  const exact = deleting.kind === 'rows' || deleting.exact;
+  const title = total === 1 && exact ? 'Delete this plant?' : `Delete ${countText(total, exact)} plants?`;
+  const label = total === 1 && exact ? 'Delete plant' : `Delete ${countText(total, exact)} plants`;
   return (
     <ConfirmDialog title={title} confirmLabel={label} onConfirm={onConfirm} onCancel={onCancel}>
       {deleting.kind === 'matching' ? (

@@ -5,15 +5,26 @@ import { ChevronFirst, ChevronLast, ChevronLeft, ChevronRight } from 'lucide-rea
 import { PAGE_SIZES } from '@/shared/plants';
 
 import { PagerButton } from '../PagerButton';
+import { countText } from './counts';
 import type { Cursor, PageSize } from './url-state';
 
 const count = new Intl.NumberFormat();
 
-/** "26–50 of 186", the page size, and first, previous, next, last (keyset: by the rows at the page's ends). */
+/** Where a page stands: "26–50 of 186", "26–50 of 10,000+", or past what was counted, "25 plants past the first 10,000 of 10,000+". */
+export function rangeText(place: { shown: number; offset: number; offsetExact: boolean; total: number; totalExact: boolean }): string {
+  const of = countText(place.total, place.totalExact);
+  if (!place.offsetExact) return `${count.format(place.shown)} ${place.shown === 1 ? 'plant' : 'plants'} past the first ${count.format(place.offset)} of ${of}`;
+  return `${count.format(place.shown === 0 ? 0 : place.offset + 1)}–${count.format(place.offset + place.shown)} of ${of}`;
+}
+
+/** Where the page stands, the page size, and first, previous, next, last (keyset: by the rows at the page's ends). */
 export function Pager(props: {
-  from: number;
-  to: number;
+  shown: number;
+  offset: number;
+  offsetExact: boolean;
   total: number;
+  totalExact: boolean;
+  hasNext: boolean;
   loading: boolean;
   size: PageSize;
   firstId: bigint | undefined;
@@ -21,16 +32,25 @@ export function Pager(props: {
   onSize: (size: PageSize) => void;
   onTurn: (cursor: Cursor | undefined) => void;
 }) {
-  const { from, to, total, firstId, lastId, onTurn } = props;
-  const atStart = from <= 1;
-  const atEnd = to >= total;
+  const { shown, firstId, lastId, onTurn } = props;
+  const atStart = props.offsetExact && props.offset === 0;
+  const atEnd = !props.hasNext;
   return (
-    <nav className={to - from >= 25 ? 'pager pager--sticky' : 'pager'} aria-label="Plant pages">
+    <nav className={shown > 25 ? 'pager pager--sticky' : 'pager'} aria-label="Plant pages">
       <p className="pager__range" aria-live="polite" data-testid="plants-range">
-        <strong>
-          {count.format(from)}–{count.format(to)}
-        </strong>{' '}
-        of <strong>{count.format(total)}</strong>
+        {props.offsetExact ? (
+          <strong>
+            {count.format(shown === 0 ? 0 : props.offset + 1)}–{count.format(props.offset + shown)}
+          </strong>
+        ) : (
+          <>
+            <strong>
+              {count.format(shown)} {shown === 1 ? 'plant' : 'plants'}
+            </strong>{' '}
+            past the first {count.format(props.offset)}
+          </>
+        )}{' '}
+        of <strong>{countText(props.total, props.totalExact)}</strong>
         {props.loading ? ' (loading…)' : ''}
       </p>
       <div className="pager__buttons">

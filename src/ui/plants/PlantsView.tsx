@@ -20,7 +20,7 @@ import { OPTIONAL_COLUMNS, type PlantColumn } from './columns';
 import { DeleteDialog, type Deleting } from './DeleteDialog';
 import type { EditOutcome } from './EditRow';
 import { ExportButton } from './ExportButton';
-import { Pager } from './Pager';
+import { Pager, rangeText } from './Pager';
 import { type Editing, PlantsTable } from './PlantsTable';
 import { RetagDialog } from './RetagDialog';
 import { Toolbar } from './Toolbar';
@@ -121,8 +121,13 @@ function PlantsViewInner() {
     togglePage: () => selection.setPage(rows, pageSelected !== rows.length),
   } as const;
 
-  const from = data && data.rows.length > 0 ? data.offset + 1 : 0;
-  const to = data ? data.offset + data.rows.length : 0;
+  const place = {
+    shown: data?.rows.length ?? 0,
+    offset: data?.offset ?? 0,
+    offsetExact: data?.offsetExact ?? true,
+    total: data?.total ?? 0,
+    totalExact: data?.totalExact ?? true,
+  };
   const turnTo = (cursor: Cursor | undefined) => {
     if (!turning) go({ ...query, cursor });
   };
@@ -136,7 +141,7 @@ function PlantsViewInner() {
       const result = await bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length);
       actions.deleted(target.rows, result, keepForUndo);
     } else {
-      const result = await bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count);
+      const result = await bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count, selection.countExact);
       actions.deletedMatching(result);
     }
     selection.clear();
@@ -146,7 +151,7 @@ function PlantsViewInner() {
     setRetagging(false);
     const selected = asBulkSelection(selection.selected);
     if (selected.kind === 'ids') live.ownChange(selected.ids);
-    const result = await bulk.run({ kind: 'retag', tag }, selected, selection.count);
+    const result = await bulk.run({ kind: 'retag', tag }, selected, selection.count, selection.countExact);
     actions.retagged(tag, result);
     selection.clear();
   }
@@ -182,7 +187,7 @@ function PlantsViewInner() {
           </p>
         </div>
         <div className="view-head__actions">
-          <ExportButton query={query} total={data?.total} />
+          <ExportButton query={query} total={data?.totalExact ? data.total : undefined} />
           <ColumnChooser available={available} hidden={hidden} onChange={setHidden} />
           <button type="button" className="button button--primary" onClick={() => setAdding(true)}>
             <Plus className="icon" aria-hidden="true" />
@@ -215,7 +220,7 @@ function PlantsViewInner() {
         ) : null}
 
         {queryFallback(page, 'plants') ??
-          (data && data.total === 0 ? (
+          (data && data.rows.length === 0 ? (
             <div className="empty">
               <Leaf className="empty__icon" aria-hidden="true" />
               {hasFilters(query) ? (
@@ -251,14 +256,13 @@ function PlantsViewInner() {
                 onSaving={(id) => live.ownChange([id])}
                 onDelete={(row) => setDeleting({ kind: 'rows', rows: [row] })}
                 marks={live.marks}
-                caption={`Plants ${from}–${to} of ${data?.total ?? 0}, by ${query.sort.key} ${query.sort.dir === 'asc' ? 'ascending' : 'descending'}`}
+                caption={`Plants ${rangeText(place)}, by ${query.sort.key} ${query.sort.dir === 'asc' ? 'ascending' : 'descending'}`}
                 busy={page.isFetching}
                 restoreFocus={restoreFocus}
               />
               <Pager
-                from={from}
-                to={to}
-                total={data?.total ?? 0}
+                {...place}
+                hasNext={data?.hasNext ?? false}
                 loading={turning}
                 size={query.size}
                 firstId={data?.rows[0]?.id}
@@ -271,11 +275,16 @@ function PlantsViewInner() {
         <BulkBar
           selected={selection.count}
           matching={selection.selected.kind === 'matching' ? selection.selected.total : null}
+          matchingExact={selection.countExact}
           pageAllSelected={rows.length > 0 && pageSelected === rows.length}
-          total={data?.total ?? 0}
+          total={place.total}
+          totalExact={place.totalExact}
           progress={bulk.progress}
-          onSelectAll={() => data && selection.selectAllMatching(filters, data.asOf, data.total)}
-          onDelete={() => !bulk.progress && setDeleting(selection.selected.kind === 'ids' ? { kind: 'rows', rows: [...selection.selected.rows.values()] } : { kind: 'matching', count: selection.count })}
+          onSelectAll={() => data && selection.selectAllMatching(filters, data.asOf, data.total, data.totalExact)}
+          onDelete={() =>
+            !bulk.progress &&
+            setDeleting(selection.selected.kind === 'ids' ? { kind: 'rows', rows: [...selection.selected.rows.values()] } : { kind: 'matching', count: selection.count, exact: selection.countExact })
+          }
           onRetag={() => !bulk.progress && setRetagging(true)}
           onClear={() => !bulk.progress && selection.clear()}
         />
@@ -292,7 +301,7 @@ function PlantsViewInner() {
         />
       ) : null}
       {deleting ? <DeleteDialog deleting={deleting} onConfirm={() => void runDelete(deleting)} onCancel={() => setDeleting(null)} /> : null}
-      {retagging ? <RetagDialog selected={selection.count} onRetag={(tag) => void runRetag(tag)} onCancel={() => setRetagging(false)} /> : null}
+      {retagging ? <RetagDialog selected={selection.count} selectedExact={selection.countExact} onRetag={(tag) => void runRetag(tag)} onCancel={() => setRetagging(false)} /> : null}
     </section>
   );
 }

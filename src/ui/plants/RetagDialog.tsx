@@ -8,11 +8,21 @@ import { plantTag, TAG_MAX_LENGTH } from '@/shared/plants';
 import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';
 import { asSentence } from '../problems';
-
-const count = new Intl.NumberFormat();
+import { countText } from './counts';
 
 /** The new tag for every selected plant (empty removes the tag), checked with the router's own rule. */
-export function RetagDialog({ selected, onRetag, onCancel }: { selected: number; onRetag: (tag: string | null) => void; onCancel: () => void }) {
+export function RetagDialog({
+  selected,
+  selectedExact = true,
+  onRetag,
+  onCancel,
+}: {
+  selected: number;
+  /** False for a "select all" of a view whose count stopped at the cap: at least `selected` ("10,000+"). */
+  selectedExact?: boolean;
+  onRetag: (tag: string | null) => void;
+  onCancel: () => void;
+}) {
   const [tag, setTag] = useState('');
   const [error, setError] = useState<string | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
@@ -28,7 +38,7 @@ export function RetagDialog({ selected, onRetag, onCancel }: { selected: number;
     onRetag(tag);
   }
   return (
-    <Modal title={`Re-tag ${selected === 1 ? '1 plant' : `${count.format(selected)} plants`}`} onCancel={onCancel} initialFocus={inputRef} describedBy={false}>
+    <Modal title={`Re-tag ${selected === 1 && selectedExact ? '1 plant' : `${countText(selected, selectedExact)} plants`}`} onCancel={onCancel} initialFocus={inputRef} describedBy={false}>
       <form className="form-grid" onSubmit={onSubmit} noValidate>
         <Field
           id="retag-tag"

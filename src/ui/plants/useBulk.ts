@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function useBulkRunner() {
   const utils = trpc.useUtils();
-  const [progress, setProgress] = useState<{ done: number; of: number } | null>(null);
+  const [progress, setProgress] = useState<{ done: number; of: number; ofExact: boolean } | null>(null);
 
   async function call(action: BulkAction, selection: BulkSelection) {
     for (let attempt = 0; ; attempt++) {
@@ -36,15 +36,17 @@ export function useBulkRunner() {
     }
   }
 
-  async function run(action: BulkAction, selection: BulkSelection, total: number): Promise<BulkResult> {
+  /** `total`: how many the selection holds, exactly or (`totalExact` false) at least: what the progress counts against. */
+  async function run(action: BulkAction, selection: BulkSelection, total: number, totalExact = true): Promise<BulkResult> {
     const result: BulkResult = { doneCount: 0, doneIds: [], gone: 0, failed: null };
     const record = (outcome: { done: bigint[]; gone: bigint[] }) => {
       result.doneCount += outcome.done.length;
       if (selection.kind === 'ids') result.doneIds.push(...outcome.done);
       result.gone += outcome.gone.length;
-      setProgress({ done: result.doneCount + result.gone, of: total });
+      const done = result.doneCount + result.gone;
+      setProgress({ done, of: Math.max(total, done), ofExact: totalExact || done >= total });
     };
-    setProgress({ done: 0, of: total });
+    setProgress({ done: 0, of: total, ofExact: totalExact });
     try {
       if (selection.kind === 'ids') {
         for (let start = 0; start < selection.ids.length; start += BULK_MAX) record(await call(action, { kind: 'ids', ids: selection.ids.slice(start, start + BULK_MAX) }));

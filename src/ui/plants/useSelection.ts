@@ -11,13 +11,16 @@ import type { BulkSelection, PlantFilters, PlantRow } from '@/shared/plants';
  */
 export type Selected =
   | { kind: 'ids'; rows: ReadonlyMap<string, PlantRow> }
-  | { kind: 'matching'; filters: PlantFilters; asOf: Date; total: number; except: ReadonlyMap<string, PlantRow> };
+  | { kind: 'matching'; filters: PlantFilters; asOf: Date; total: number; totalExact: boolean; except: ReadonlyMap<string, PlantRow> };
 
 const NONE: Selected = { kind: 'ids', rows: new Map() };
 
 export function selectedCount(selected: Selected): number {
   return selected.kind === 'ids' ? selected.rows.size : Math.max(0, selected.total - selected.except.size);
 }
+
+/** Whether selectedCount is exact: a "select all" of a view whose count stopped at the cap is "at least". */
+export const selectedCountExact = (selected: Selected) => selected.kind === 'ids' || selected.totalExact;
 
 /** The selection as the bulk procedures take it (ids in calls of at most BULK_MAX are cut by the runner). */
 export function asBulkSelection(selected: Selected): BulkSelection {
@@ -71,8 +74,14 @@ export function useSelection(filtersKey: string) {
     [selected, set],
   );
 
-  const selectAllMatching = useCallback((filters: PlantFilters, asOf: Date, total: number) => set({ kind: 'matching', filters, asOf, total, except: new Map() }), [set]);
+  const selectAllMatching = useCallback(
+    (filters: PlantFilters, asOf: Date, total: number, totalExact: boolean) => set({ kind: 'matching', filters, asOf, total, totalExact, except: new Map() }),
+    [set],
+  );
   const clear = useCallback(() => set(NONE), [set]);
 
-  return useMemo(() => ({ selected, count: selectedCount(selected), isSelected, toggle, setPage, selectAllMatching, clear }), [selected, isSelected, toggle, setPage, selectAllMatching, clear]);
+  return useMemo(
+    () => ({ selected, count: selectedCount(selected), countExact: selectedCountExact(selected), isSelected, toggle, setPage, selectAllMatching, clear }),
+    [selected, isSelected, toggle, setPage, selectAllMatching, clear],
+  );
 }

@@ -1,0 +1,223 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+import type { Actor } from '@/server/auth/permissions';
+import { db } from '@/server/db/client';
+import { engineLayouts } from '@/server/db/engines';
+import { applyMigrations } from '@/server/db/migrate';
+import { signIn } from '@/test/actors';
+import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
+
+import { COUNT_CAP, countMatching, type PlannedFilters, ready, SEARCH_COUNT_CAP, selectFrom } from './query';
+import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
+
+/**
+ * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
+ * both plans (the trigram index, and the walk that tests each name) answer exactly what "the folded name
+ * contains the folded query" says, for any text; the index is kept by the database with every write; the
+ * plan is chosen by how many match; counts stop at the cap.
+ */
+
+function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
+  const { auth } = signedIn.context;
+  if (auth.status !== 'signedIn') throw new Error('not signed in');
+  return auth.actor;
+}
+
+async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Promise<bigint[]> {
+  await ready({ q });
+  const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };
+  const rows = await selectFrom(actor, filters, DEFAULT_SORT, { limit: 1_000, withOwner: false });
+  return rows.map((row) => BigInt(row.id));
+}
+
+/** Straight into the table, as another process or an old version would write: the triggers keep the index. */
+async function insertPlants(ownerId: number, rows: { id: bigint; name: string; tag?: string }[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += 500) {
+    const batch = rows.slice(start, start + 500);
+    const values = batch.map(() => '(?, ?, ?, ?, ?, CURRENT_TIMESTAMP)').join(', ');
+    await db.$executeRawUnsafe(
+      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES ${values}`,
+      ...batch.flatMap((row) => [row.id, row.name, foldForSearch(row.name), row.tag ?? null, ownerId]),
+    );
+  }
+}
+
+describe('the name search on SQLite', () => {
+  it('finds exactly what "contains" says through the index and through the walk, for any text', async () => {
+    const owner = await signIn('search-property');
+    const other = await signIn('search-property-other');
+    // Characters that are special somewhere: LIKE's wildcards and escape, FTS5's quote, case and folding
+    // pairs (ß/SS/ẞ, é as one code point and as e + accent, the final sigma, a ligature), and astral ones.
+    const alphabet = ['a', 'b', 'A', '%', '_', '\\', '"', "'", ' ', 'ß', 'S', 'ẞ', 'é', 'e\u0301', 'ς', 'Σ', 'ﬁ', '😀', '*', '-', ':'];
+    const text = (max: number) => fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: max }).map((parts) => parts.join(''));
+    let nextId = 1_000_000n;
+    await fc.assert(
+      fc.asyncProperty(fc.array(text(12), { minLength: 1, maxLength: 12 }), fc.array(text(4), { minLength: 1, maxLength: 6 }), async (names, queries) => {
+        const first = nextId;
+        const plants = names.map((name) => ({ id: nextId++, name }));
+        await insertPlants(actorOf(owner).userId, plants);
+        // Another member's plant with every name too: never found by this member, whichever way.
+        await insertPlants(actorOf(other).userId, names.map((name) => ({ id: nextId++, name })));
+        for (const q of queries) {
+          const expected = plants.filter((plant) => foldForSearch(plant.name).includes(foldForSearch(q))).map((plant) => plant.id);
+          const range = (ids: bigint[]) => ids.filter((id) => id >= first);
+          expect(range(await idsFound(actorOf(owner), q, 'filter')), `walk, q=${JSON.stringify(q)}`).toEqual(expected);
+          if ([...foldForSearch(q)].length >= 3) expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps the edge cases of the REST list: one and two characters, % and _, accents, STRASSE and Straße', async () => {
+    const { caller } = await signIn('search-edges');
+    const names: [bigint, string][] = [
+      [2_000_001n, 'Straße-Farn'],
+      [2_000_002n, 'STRASSE lily'],
+      [2_000_003n, '100% cactus'],
+      [2_000_004n, 'abc_d'],
+      [2_000_005n, 'abcxd'],
+      [2_000_006n, 'Café crème'],
+      [2_000_007n, 'Cafe\u0301 noir'],
+      [2_000_008n, 'x'],
+    ];
+    for (const [id, name] of names) await caller.plants.create({ id, name });
+    const found = async (q: string) => (await caller.plants.list({ q })).map((plant) => plant.id);
+    expect(await found('STRASSE')).toEqual([2_000_001n, 2_000_002n]);
+    expect(await found('Straße')).toEqual([2_000_001n, 2_000_002n]);
+    expect(await found('ẞ')).toEqual([2_000_001n, 2_000_002n]);
+    expect(await found('%')).toEqual([2_000_003n]);
+    expect(await found('0% c')).toEqual([2_000_003n]);
+    expect(await found('c_d')).toEqual([2_000_004n]);
+    expect(await found('_')).toEqual([2_000_004n]);
+    expect(await found('x')).toEqual([2_000_005n, 2_000_008n]);
+    expect(await found('xd')).toEqual([2_000_005n]);
+    expect(await found('CAFÉ')).toEqual([2_000_006n, 2_000_007n]);
+    expect(await found('é c')).toEqual([2_000_006n]);
+    expect(await found('"')).toEqual([]);
+  });
+
+  it("never shows a member another member's plant through the index", async () => {
+    const alice = await signIn('search-alice');
+    const bob = await signIn('search-bob');
+    await bob.caller.plants.create({ id: 2_100_001n, name: 'Zebra haworthia' });
+    await alice.caller.plants.create({ id: 2_100_002n, name: 'Zebra plant' });
+    expect((await planNameSearch('zebra h')).plan).toBe('index');
+    expect((await alice.caller.plants.list({ q: 'zebra h' })).map((plant) => plant.id)).toEqual([]);
+    expect((await alice.caller.plants.list({ q: 'zebra' })).map((plant) => plant.id)).toEqual([2_100_002n]);
+    expect(await alice.caller.plants.page({ size: 10, q: 'haworthia' })).toMatchObject({ rows: [], total: 0, totalExact: true, hasNext: false });
+    expect(await bob.caller.plants.page({ size: 10, q: 'haworthia' })).toMatchObject({ total: 1, totalExact: true });
+  });
+
+  it('keeps the index with every write: create, rename, delete, undo, and names folded late', async () => {
+    const { caller } = await signIn('search-writes');
+    const found = async (q: string) => (await caller.plants.list({ q })).map((plant) => plant.id);
+    await caller.plants.create({ id: 2_200_001n, name: 'Kentia palm' });
+    expect(await found('kentia')).toEqual([2_200_001n]);
+    await caller.plants.update({ id: 2_200_001n, name: 'Areca palm' });
+    expect(await found('kentia')).toEqual([]);
+    expect(await found('areca')).toEqual([2_200_001n]);
+    await caller.plants.deleteMany({ selection: { kind: 'ids', ids: [2_200_001n] }, keepForUndo: true });
+    expect(await found('areca')).toEqual([]);
+    await caller.plants.restore({ ids: [2_200_001n] });
+    expect(await found('areca')).toEqual([2_200_001n]);
+    await caller.plants.delete({ id: 2_200_001n });
+    expect(await found('areca')).toEqual([]);
+    // A row from before "nameFolded" existed is not in the index until the service folds its name, which a
+    // search does first.
+    await db.$executeRaw`INSERT INTO "Plant" (id, name, "nameFolded", "ownerId", "createdAt") SELECT ${2_200_002n}, 'Old Sago palm', NULL, "ownerId", CURRENT_TIMESTAMP FROM "Plant" WHERE id = 2000001`;
+    const [legacy] = await db.$queryRaw<{ n: bigint }[]>`SELECT COUNT(*) AS n FROM "PlantNameSearch" WHERE rowid = ${2_200_002n}`;
+    expect(Number(legacy!.n)).toBe(0);
+  });
+
+  it('takes a search of few matches from the index, and one of many or of one or two characters by the walk', async () => {
+    const ownerId = actorOf(await signIn('search-plans')).userId;
+    expect((await planNameSearch('Rare orchid 7')).plan).toBe('index');
+    expect((await planNameSearch('ab')).plan).toBe('filter');
+    await insertPlants(
+      ownerId,
+      Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `Crowded fern ${index}`, tag: 'crowded' })),
+    );
+    expect(await planNameSearch('CROWDED')).toEqual({ folded: 'crowded', plan: 'filter' });
+    expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
+  });
+
+  it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {
+    const member = await signIn('search-counts');
+    const actor = actorOf(member);
+    await insertPlants(
+      actor.userId,
+      Array.from({ length: COUNT_CAP + 30 }, (_, index) => ({ id: 4_000_000n + BigInt(index), name: `Counted ivy ${index}`, tag: 'counted' })),
+    );
+    const count = async (filters: PlannedFilters) => countMatching(actor, await ready(filters));
+    expect(await count({})).toEqual({ count: COUNT_CAP, exact: false });
+    expect(await count({ tag: 'counted' })).toEqual({ count: COUNT_CAP, exact: false });
+    expect(await count({ q: 'counted ivy' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
+    expect(await count({ q: 'v' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
+    // A search of few matches (the index plan) stops at the same cap.
+    expect(await count({ q: 'counted ivy 1' })).toEqual({ count: SEARCH_COUNT_CAP, exact: false });
+    // 1000, and 10000 to 10009.
+    expect(await count({ q: 'counted ivy 1000' })).toEqual({ count: 11, exact: true });
+    expect(await count({ q: 'ivy 10004' })).toEqual({ count: 1, exact: true });
+
+    const { caller } = member;
+    const first = await caller.plants.page({ size: 25, q: 'counted' });
+    expect(first).toMatchObject({ total: SEARCH_COUNT_CAP, totalExact: false, offset: 0, offsetExact: true, hasNext: true });
+    const second = await caller.plants.page({ size: 25, q: 'counted', cursor: { kind: 'after', id: first.rows[24]!.id } });
+    expect(second).toMatchObject({ offset: 25, offsetExact: true, hasNext: true });
+    expect(second.rows[0]!.id).toBe(4_000_025n);
+    // The last page, with the total unknown: a whole page, placed past the cap, with nothing after it.
+    const last = await caller.plants.page({ size: 25, tag: 'counted', cursor: { kind: 'last' } });
+    expect(last.rows.map((row) => row.id)).toEqual(Array.from({ length: 25 }, (_, index) => 4_000_000n + BigInt(COUNT_CAP + 30 - 25 + index)));
+    expect(last).toMatchObject({ total: COUNT_CAP, totalExact: false, offset: COUNT_CAP, offsetExact: false, hasNext: false });
+    // Near the end but within the cap of the start, a page is placed exactly.
+    const near = await caller.plants.page({ size: 25, tag: 'counted', cursor: { kind: 'after', id: 4_000_000n + BigInt(COUNT_CAP - 26) } });
+    expect(near).toMatchObject({ offset: COUNT_CAP - 25, offsetExact: true, hasNext: true });
+    // Back from the last page: within the cap of the start again, and with a page after it.
+    const back = await caller.plants.page({ size: 25, tag: 'counted', cursor: { kind: 'before', id: last.rows[0]!.id } });
+    expect(back).toMatchObject({ offset: COUNT_CAP + 30 - 50, offsetExact: true, hasNext: true });
+  });
+});
+
+describe('the migration that adds the index', () => {
+  it('indexes the plants that are there already, and leaves names not folded yet to the service', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-search-migration-'));
+    try {
+      const all = fs
+        .readdirSync(engineLayouts.sqlite.migrationsDir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort();
+      const index = all.findIndex((name) => name.endsWith('_plant_name_search'));
+      const before = path.join(directory, 'before');
+      fs.mkdirSync(before);
+      for (const name of all.slice(0, index)) fs.cpSync(path.join(engineLayouts.sqlite.migrationsDir, name), path.join(before, name), { recursive: true });
+      const url = `file:${path.join(directory, 'app.db')}`;
+      await applyMigrations({ databaseUrl: url, migrationsDir: before, log: () => {} });
+      const file = new Database(url.slice('file:'.length));
+      file.exec(`INSERT INTO "User" (id, name, role, "createdAt") VALUES (1, 'old', 'member', 0)`);
+      const insert = file.prepare(`INSERT INTO "Plant" (id, name, "nameFolded", "ownerId", "createdAt") VALUES (?, ?, ?, 1, 0)`);
+      insert.run(1, 'Old Monstera', 'old monstera');
+      insert.run(2, 'Not folded yet', null);
+      file.close();
+
+      await applyMigrations({ databaseUrl: url, log: () => {} });
+      const migrated = new Database(url.slice('file:'.length));
+      const ids = migrated.prepare(`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ? ORDER BY rowid`).pluck();
+      expect(ids.all('"monstera"')).toEqual([1]);
+      expect(ids.all('"not folded"')).toEqual([]);
+      // From here the triggers keep it.
+      migrated.prepare(`UPDATE "Plant" SET "nameFolded" = 'not folded yet' WHERE id = 2`).run();
+      expect(ids.all('"not folded"')).toEqual([2]);
+      migrated.close();
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});

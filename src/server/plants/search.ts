@@ -1,0 +1,82 @@
+import 'server-only';
+
+import { Prisma } from '@/generated/prisma/client';
+import { db, engine } from '@/server/db/client';
+import { foldForSearch } from '@/shared/plants';
+
+/**
+ * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
+ * `instr`/`strpos` on `nameFolded` always said. What changes with the store's size is how the rows are found:
+ *
+ * - **index**: a query of three characters or more whose matches are few in the whole store (at most
+ *   INDEXED_MATCHES_MAX) takes its rows from the trigram index: SQLite's FTS5 table "PlantNameSearch" (a
+ *   phrase query of the text is exactly "contains it"), PostgreSQL's pg_trgm GIN index (`LIKE '%…%'`, with
+ *   `%`, `_` and `\` escaped). The rows are then sorted and paged among those few.
+ * - **filter**: a query that matches many, or one of one or two characters (a trigram index cannot hold a
+ *   substring shorter than a trigram), walks the view's own index in its order (the access rule and the
+ *   filters first) and tests each row's name: many matches means the first page is found after a short walk.
+ *
+ * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
+ * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
+ * few milliseconds, and a wrong guess costs time, never a wrong row. README, "At scale", has the figures.
+ */
+
+/** A search matching at most this many plants in the whole store is served by the trigram index. */
+export const INDEXED_MATCHES_MAX = 10_000;
+/** The shortest query the trigram index can serve: one trigram. */
+export const TRIGRAM_LENGTH = 3;
+
+export type NameSearch = {
+  /** The query folded as names are (foldForSearch). */
+  folded: string;
+  plan: 'index' | 'filter';
+};
+
+/** Whether the query can use the trigram index: three characters (code points, after folding) or more. */
+export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
+
+/** SQLite's FTS5 query for "contains this text": one phrase, its double quotes doubled; nothing else is special in a phrase. */
+export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
+
+/** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */
+export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\$&')}%`;
+
+/** The FTS5 table's matches, as a subquery of plant ids; `limit` stops it early. */
+export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
+  const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
+  return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
+}
+
+/** At most `limit` + 1: how many plants of the whole store match, read from the FTS5 index alone. */
+async function sqliteMatchesUpTo(folded: string, limit: number): Promise<number> {
+  const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM (${ftsMatches(folded, limit + 1)}) m`;
+  return Number(row?.count ?? 0);
+}
+
+type ExplainRow = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] };
+
+/** The rows PostgreSQL's planner expects `LIKE` to keep in the whole store (its statistics; nothing is read). */
+async function postgresEstimate(folded: string): Promise<number> {
+  const [row] = await db.$queryRaw<ExplainRow[]>`EXPLAIN (FORMAT JSON) SELECT 1 FROM "Plant" p WHERE p."nameFolded" LIKE ${likePattern(folded)}`;
+  return row?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? Number.POSITIVE_INFINITY;
+}
+
+/** How this search finds its rows (see above). */
+export async function planNameSearch(q: string): Promise<NameSearch> {
+  const folded = foldForSearch(q);
+  if (!indexable(folded)) return { folded, plan: 'filter' };
+  const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresEstimate(folded);
+  return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
+}
+
+/** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
+export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."nameFolded"`): Prisma.Sql {
+  return engine === 'sqlite' ? Prisma.sql`instr(${column}, ${folded}) > 0` : Prisma.sql`strpos(${column}, ${folded}) > 0`;
+}
+
+/** SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id. */
+export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
+  // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
+  // without statistics SQLite would rather walk an index of the access rule ("ownerId" = ?) for every match.
+  return Prisma.sql`(${ftsMatches(folded, limit)}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
+}
