@@ -192,7 +192,7 @@ export async function selectFrom(
 /**
  * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP, else at least `count`. Counting is
  * what grows with the store (a page by key does not), so no count reads more than COUNT_CAP + 1 matching index
- * entries, and a count that tests names reads at most COUNT_WALK_BUDGET rows (README, "At scale").
+ * entries, and a count that tests names reads at most COUNT_WALK_BUDGET rows (docs/admin-page.md, "At scale").
  */
 export type Count = { count: number; exact: boolean };
 export const COUNT_CAP = 10_000;

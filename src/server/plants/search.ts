@@ -18,7 +18,7 @@ import { foldForSearch } from '@/shared/plants';
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
- * few milliseconds, and a wrong guess costs time, never a wrong row. README, "At scale", has the figures.
+ * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
 
 /** A search matching at most this many plants in the whole store is served by the trigram index. */
