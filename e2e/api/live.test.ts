@@ -9,7 +9,7 @@ import { EventSource } from 'eventsource';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { AppRouter } from '@/server/trpc/app-router';
+import type { AppRouter } from '@/server/app-router';
 
 import { checkedClient, expectStatus, plantBody } from './helpers/fixture';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -1,13 +1,18 @@
+import { appRouter } from '@/server/app-router';
+import { resolveBearer } from '@/server/tokens/bearer';
 import { issueToken } from '@/server/tokens/service';
-import { createContext } from '@/server/trpc/init';
-import { createCallerFactory } from '@/server/trpc/init';
-import { appRouter } from '@/server/trpc/app-router';
+import { contextFor, createCallerFactory } from '@/server/trpc/init';
 
 const createCaller = createCallerFactory(appRouter);
+
+/** A tRPC caller for an Authorization header, outside HTTP: the same bearer rule as the doors. */
+export async function callerFor(authorization: string | null) {
+  const context = contextFor(await resolveBearer(authorization));
+  return { caller: createCaller(context), context };
+}
 
 /** A user with a real token in the test database, and a tRPC caller acting as them. */
 export async function signIn(userName: string, role: 'admin' | 'member' = 'member') {
   const { token } = await issueToken({ userName, role });
-  const context = await createContext({ authorization: `Bearer ${token}` });
-  return { token, caller: createCaller(context), context };
+  return { token, ...(await callerFor(`Bearer ${token}`)) };
 }

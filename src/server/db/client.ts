@@ -8,7 +8,6 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
-import type { Config } from '@/server/config';
 import { type DatabaseEngine, databaseEngine, postgresConnection } from '@/server/db/database-url';
 import { applyMigrations } from '@/server/db/migrate';
 import { asDatabaseUnavailable } from '@/server/db/unavailable';
@@ -153,7 +152,11 @@ function isolateTransactions(connection: SqliteConnection): void {
   };
 }
 
-type DatabaseSettings = Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'SQLITE_SYNCHRONOUS'>;
+/**
+ * The part of the configuration the database needs, declared here so the data layer stands below config.ts
+ * (which imports db/database-url.ts) instead of in a loop with it; the parsed configuration fits it as it is.
+ */
+export type DatabaseSettings = { DATABASE_URL: string; DATABASE_POOL_SIZE: number; SQLITE_SYNCHRONOUS: 'full' | 'normal' };
 
 function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE }: DatabaseSettings) {
   if (databaseEngine(databaseUrl) === 'postgresql') {

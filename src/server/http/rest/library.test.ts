@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 
 import { projectRoot } from '@/server/paths';
-import { appRouter } from '@/server/trpc/app-router';
+import { appRouter } from '@/server/app-router';
 import { contextFor } from '@/server/trpc/init';
 import { signIn } from '@/test/actors';
 
