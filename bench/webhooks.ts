@@ -15,13 +15,13 @@
  */
 import http from 'node:http';
 
-import { startReceiver } from '@/test/webhook-receiver';
+import { startReceiver } from '@test-support/webhook-receiver';
 
-import { ensureTestBuild } from '../e2e/support/build';
-import { startPrivatePostgres } from '../e2e/support/postgres';
-import { api } from '../e2e/support/http-client';
-import { startServer } from '../e2e/support/server-process';
-import { registerEndpoint, webhookEnv } from '../e2e/api/helpers/webhooks';
+import { ensureTestBuild } from '@test-support/build';
+import { startPrivatePostgres } from '@test-support/postgres';
+import { api } from '@test-support/http-client';
+import { startServer } from '@test-support/server-process';
+import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 import { percentile } from './lib/load';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';

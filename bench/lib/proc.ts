@@ -2,12 +2,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-import { waitForExit } from '../../e2e/support/processes';
+import { waitForExit } from '@test-support/processes';
 
 import { projectRoot } from './paths';
 
 // The suites' helpers: one way to find a free port and to wait for a server to exit.
-export { freePort } from '../../e2e/support/processes';
+export { freePort } from '@test-support/processes';
 
 /** Our environment without NODE_ENV (the servers set production themselves) and BUILD_DIR, plus `extra`. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

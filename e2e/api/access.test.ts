@@ -4,8 +4,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/http-client';
+import { expectError, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
 
 const server = setupServer();
 

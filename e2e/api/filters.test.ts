@@ -5,8 +5,8 @@
 import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/http-client';
+import { expectError, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
 
 const server = setupServer();
 let alice: ApiClient;

@@ -10,9 +10,9 @@ import { gzipSync } from 'node:zlib';
 
 import { describe, expect, it } from 'vitest';
 
-import { rawExchange, type RawAnswer } from '../support/http-client';
+import { rawExchange, type RawAnswer } from '@test-support/http-client';
 
-import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 
 // Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });

@@ -21,10 +21,10 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { expectNoInternalDetail, nextLink, setupServer } from './helpers/fixture';
-import { inlineRefs } from './helpers/openapi-conformance';
-import { parseLossless } from '../support/http-client';
-import { REQUEST_BUDGET_MS, serverTime } from '../support/server-cpu';
+import { expectNoInternalDetail, nextLink, setupServer } from '@test-support/api-fixture';
+import { inlineRefs } from '@test-support/openapi-conformance';
+import { parseLossless } from '@test-support/http-client';
+import { REQUEST_BUDGET_MS, serverTime } from '@test-support/server-cpu';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
 

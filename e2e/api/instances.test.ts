@@ -13,10 +13,10 @@ import { parseConfig } from '@/server/config';
 /** The default bound on how long another process may honour a revoked token. */
 const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
 
-import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, rawRequest } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from '@test-support/api-fixture';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { api, rawRequest } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 let database: TestDatabase;
 let first: RunningServer;

@@ -6,8 +6,8 @@
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type RunningServer, startServer } from '../support/server-process';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 let database: TestDatabase;
 let first: RunningServer;

@@ -5,7 +5,7 @@
 import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 
 const server = setupServer();
 const nextId = idSource(50_000n);

@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import { type ApiClient, type ApiResponse, describeExchange } from '../support/http-client';
-import { type IssuedToken, runTokenCli } from '../support/token-command';
+import { expectError, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import { type ApiClient, type ApiResponse, describeExchange } from '@test-support/http-client';
+import { type IssuedToken, runTokenCli } from '@test-support/token-command';
 
 const server = setupServer();
 

@@ -1,8 +1,8 @@
 import type { Page } from '@playwright/test';
 
-import { cliToken, expect, signIn, test, uniqueId, uniqueName } from './fixtures';
-import { expectWithinWidth, seriousViolations } from './checks';
-import { eventOf, type Receiver, startReceiver, verifies } from './webhook-receiver';
+import { cliToken, expect, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
+import { expectWithinWidth, seriousViolations } from '@test-support/browser-checks';
+import { eventOf, type Receiver, startReceiver, verifies } from '@test-support/browser-webhook-receiver';
 
 /**
  * The webhooks view against the real server (run by the global setup with webhooks on, http to loopback

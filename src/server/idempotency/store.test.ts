@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 import { sweepExpiredKeys } from './store';
 

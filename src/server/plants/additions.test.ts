@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 
 import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 /** Version 1.1.0's additions on the tRPC door: PATCH, the list filters, and the admin page's procedures. */
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { INT64_MAX, INT64_MIN } from '@/shared/plants';
 import { problemFromError } from '@/server/problems';
-import { callerFor, signIn } from '@/test/actors';
+import { callerFor, signIn } from '@test-support/actors';
 
 async function failureOf(promise: Promise<unknown>, input?: unknown) {
   const error = await promise.then(

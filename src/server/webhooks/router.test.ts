@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 import { signingSecrets } from './service';
 

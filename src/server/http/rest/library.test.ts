@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { projectRoot } from '@/server/paths';
 import { appRouter } from '@/server/app-router';
 import { contextFor } from '@/server/trpc/init';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 import { createProcedureCaller } from './library';
 import { buildRouteTable } from './routing';
