@@ -1,5 +1,9 @@
+import { TRPCError } from '@trpc/server';
+import { expect } from 'vitest';
+
 import { appRouter } from '@/server/app-router';
 import { resolveBearer } from '@/server/tokens/bearer';
+import { problemFromError } from '@/server/problems';
 import { issueToken } from '@/server/tokens/service';
 import { contextFor, createCallerFactory } from '@/server/trpc/init';
 
@@ -15,4 +19,17 @@ export async function callerFor(authorization: string | null) {
 export async function signIn(userName: string, role: 'admin' | 'member' = 'member') {
   const { token } = await issueToken({ userName, role });
   return { token, ...(await callerFor(`Bearer ${token}`)) };
+}
+
+/**
+ * How an in-process call failed: its tRPC code, and the error value, message and field a client reads
+ * (`input` is the call's input, for the field of a validation error).
+ */
+export async function failureOf(promise: Promise<unknown>, input?: unknown) {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(TRPCError);
+  return { code: (error as TRPCError).code, ...problemFromError(error, input) };
 }

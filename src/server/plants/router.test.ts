@@ -1,18 +1,7 @@
-import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 
 import { INT64_MAX, INT64_MIN } from '@/shared/plants';
-import { problemFromError } from '@/server/problems';
-import { callerFor, signIn } from '@test-support/actors';
-
-async function failureOf(promise: Promise<unknown>, input?: unknown) {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return { code: (error as TRPCError).code, ...problemFromError(error, input) };
-}
+import { callerFor, failureOf, signIn } from '@test-support/actors';
 
 describe('plants router', () => {
   it('creates, lists and deletes a plant, keeping int64 ids exact', async () => {
