@@ -42,6 +42,8 @@ test.describe.configure({ mode: 'parallel' });
 let receiver: Receiver;
 test.beforeEach(async () => {
   receiver = await startReceiver();
+  // A receiver that accepts, with a body: the delivery log shows "HTTP 200" and the answer's text.
+  receiver.answer(() => ({ status: 200, body: 'ok', headers: { 'content-type': 'text/plain; charset=utf-8' } }));
 });
 test.afterEach(async () => {
   await receiver.close();
