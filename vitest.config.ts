@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 
 const alias = {
   '@': path.resolve(import.meta.dirname, 'src'),
+  // What unit tests, API tests, browser tests and the bench share (README, "Where things are").
+  '@test-support': path.resolve(import.meta.dirname, 'test-support'),
   // The marker package throws outside Next.js's server bundles; tests run server code in plain Node.
   'server-only': path.resolve(import.meta.dirname, 'node_modules/server-only/empty.js'),
 };
@@ -17,7 +19,7 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts'],
           environment: 'node',
-          setupFiles: ['src/test/unit-setup.ts'],
+          setupFiles: ['test-support/unit-setup.ts'],
           sequence: { groupOrder: 0 },
         },
       },

@@ -18,8 +18,8 @@ import Database from 'better-sqlite3';
 
 import { foldForSearch } from '@/shared/plants';
 
-import { ensureTestBuild } from '../e2e/support/build';
-import { type RunningServer, startServer } from '../e2e/support/server-process';
+import { ensureTestBuild } from '@test-support/build';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const BASELINE_DIR = process.env.BASELINE_DIR;

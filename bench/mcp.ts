@@ -16,10 +16,10 @@
 import http from 'node:http';
 import os from 'node:os';
 
-import { connectMcp, MCP_HEADERS } from '../e2e/api/helpers/mcp';
-import { ensureTestBuild } from '../e2e/support/build';
-import { startPrivatePostgres } from '../e2e/support/postgres';
-import { startServer } from '../e2e/support/server-process';
+import { connectMcp, MCP_HEADERS } from '@test-support/mcp-client';
+import { ensureTestBuild } from '@test-support/build';
+import { startPrivatePostgres } from '@test-support/postgres';
+import { startServer } from '@test-support/server-process';
 import { percentile } from './lib/load';
 import { cpuSeconds } from './lib/proc';
 

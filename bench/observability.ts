@@ -13,8 +13,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 
-import { ensureTestBuild } from '../e2e/support/build';
-import { type RunningServer, startServer } from '../e2e/support/server-process';
+import { ensureTestBuild } from '@test-support/build';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 import { measure } from './lib/load';
 import type { Server } from './lib/proc';

@@ -19,8 +19,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { createPostgresDatabase } from '../e2e/support/database';
-import { type PrivatePostgres, startPrivatePostgres } from '../e2e/support/postgres';
+import { createPostgresDatabase } from '@test-support/database';
+import { type PrivatePostgres, startPrivatePostgres } from '@test-support/postgres';
 
 import { bundleBenchServers, checkoutAt, ensureBuild } from './lib/build';
 import { type Context, makeRunner } from './lib/context';

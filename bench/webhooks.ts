@@ -22,13 +22,13 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { ensureTestBuild } from '../e2e/support/build';
-import { startPrivatePostgres } from '../e2e/support/postgres';
-import { api } from '../e2e/support/http-client';
-import { type RunningServer, startServer } from '../e2e/support/server-process';
-import { registerEndpoint, webhookEnv } from '../e2e/api/helpers/webhooks';
+import { ensureTestBuild } from '@test-support/build';
+import { startPrivatePostgres } from '@test-support/postgres';
+import { api } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 import { percentile } from './lib/load';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';

@@ -3,7 +3,7 @@
  *
  * - a checkout of the compiled kind (src/server/main.ts; `npm start` = node dist/server.mjs): the full build
  *   of src/tooling/build.ts into `<checkout>/.bench-build/` (BUILD_DIR), rebuilt when a source is newer
- *   than the half of it that BUILD_INFO.json dates (the same rule as e2e/support/build.ts), or on --rebuild;
+ *   than the half of it that BUILD_INFO.json dates (the same rule as test-support/build.ts), or on --rebuild;
  * - a checkout of the older kind (commit 130f597 and before: src/cli/start.ts under tsx, Next.js serving the
  *   page): `next build` into `<checkout>/.next-bench/` (NEXT_DIST_DIR) when its BUILD_ID is missing;
  * - the floor (bench/floor.ts), the stack floor (bench/stack-floor.ts) and the ceiling (bench/ceiling.ts),
@@ -15,7 +15,7 @@ import path from 'node:path';
 
 import { build } from 'esbuild';
 
-import { buildInfo, PAGE_INPUTS, SERVER_INPUTS, staleInput } from '../../e2e/support/build';
+import { buildInfo, PAGE_INPUTS, SERVER_INPUTS, staleInput } from '@test-support/build';
 import { benchDir, projectRoot, tsxCli } from './paths';
 import { childEnv } from './proc';
 

@@ -26,7 +26,7 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
   --profile            also run each workload against an app under --cpu-prof and summarise it
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
-                       e2e/support/postgres.ts); the floor is SQLite-only and is left out
+                       test-support/postgres.ts); the floor is SQLite-only and is left out
   --database=URL       postgresql://… : the app on a fresh database on that server (dropped afterwards)
   --baseline=DIR[,DIR] also run the app as checked out in DIR (another commit; see bench/README.md) in the
                        A/B rotation, so a change is measured against its parent in the same run; several

@@ -4,12 +4,12 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import os from 'node:os';
 import path from 'node:path';
 
-import { waitForExit } from '../../e2e/support/processes';
+import { waitForExit } from '@test-support/processes';
 
 import { projectRoot } from './paths';
 
 // The suites' helpers: one way to find a free port and to wait for a server to exit.
-export { freePort } from '../../e2e/support/processes';
+export { freePort } from '@test-support/processes';
 
 /** Our environment without NODE_ENV (the servers set production themselves) and BUILD_DIR, plus `extra`. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

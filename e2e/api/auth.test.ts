@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
-import type { ApiResponse, RequestOptions } from '../support/http-client';
-import type { IssuedToken } from '../support/token-command';
+import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import type { ApiResponse, RequestOptions } from '@test-support/http-client';
+import type { IssuedToken } from '@test-support/token-command';
 
 const server = setupServer();
 

@@ -11,14 +11,14 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { plantBody } from './helpers/fixture';
-import { registerEndpoint, webhookEnv } from './helpers/webhooks';
-import { testBuildDir } from '../support/build';
-import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
-import { api } from '../support/http-client';
-import { freePort } from '../support/processes';
-import { type RunningServer, startServer } from '../support/server-process';
-import { runCommand } from '../support/token-command';
+import { plantBody } from '@test-support/api-fixture';
+import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
+import { testBuildDir } from '@test-support/build';
+import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
+import { api } from '@test-support/http-client';
+import { freePort } from '@test-support/processes';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { runCommand } from '@test-support/token-command';
 
 const servers: RunningServer[] = [];
 const databases: TestDatabase[] = [];

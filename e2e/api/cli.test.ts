@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseConfig } from '@/server/config';
 
-import { testBuildDir } from '../support/build';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type RunningServer, startServer } from '../support/server-process';
-import { type CliResult, runCommand, runTokenCli } from '../support/token-command';
+import { testBuildDir } from '@test-support/build';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { type CliResult, runCommand, runTokenCli } from '@test-support/token-command';
 
-import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from './helpers/fixture';
+import { checkedClient, expectStatus, msUntilRefused, plantBody, setupServer } from '@test-support/api-fixture';
 
 /** The default bound on how long another process may honour a revoked token. */
 const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;

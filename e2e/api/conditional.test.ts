@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { checkedClient, expectError, expectStatus, plantBody } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import type { ApiClient, ApiResponse } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { checkedClient, expectError, expectStatus, plantBody } from '@test-support/api-fixture';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 /** A list of up to 1,000 costs 10 units (docs/api.md, "Rate limits"); the burst is sized against that below. */
 const BURST = 60;

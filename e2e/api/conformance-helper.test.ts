@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { createConformance, type OpenApiDocument } from './helpers/openapi-conformance';
-import { type ApiResponse, parseLossless } from '../support/http-client';
+import { createConformance, type OpenApiDocument } from '@test-support/openapi-conformance';
+import { type ApiResponse, parseLossless } from '@test-support/http-client';
 
 const document: OpenApiDocument = {
   openapi: '3.1.0',

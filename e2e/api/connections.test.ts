@@ -8,8 +8,8 @@ import net from 'node:net';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { serverTime } from '../support/server-cpu';
-import { startServer } from '../support/server-process';
+import { serverTime } from '@test-support/server-cpu';
+import { startServer } from '@test-support/server-process';
 
 const PER_ADDRESS = 64;
 const server = await startServer({ env: { MAX_CONNECTIONS: '600', MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS) } });

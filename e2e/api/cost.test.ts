@@ -20,9 +20,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 
-import { leastServerTime, mainThreadCpuMs, REQUEST_BUDGET_MS } from '../support/server-cpu';
+import { leastServerTime, mainThreadCpuMs, REQUEST_BUDGET_MS } from '@test-support/server-cpu';
 
-import { setupServer } from './helpers/fixture';
+import { setupServer } from '@test-support/api-fixture';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off', TRUST_PROXY: 'loopback', SQLITE_SYNCHRONOUS: 'normal' } });
 

@@ -8,9 +8,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
-import { expectError, setupServer } from './helpers/fixture';
-import { postMcp, rpcText } from './helpers/mcp';
-import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from './helpers/trpc';
+import { expectError, setupServer } from '@test-support/api-fixture';
+import { postMcp, rpcText } from '@test-support/mcp-client';
+import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from '@test-support/trpc-client';
 
 // A small burst, so spending it takes a few calls; refills so slow that a busy machine cannot refill a
 // bucket between the calls that spend it.

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 
 import http from 'node:http';
 
-import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { expectTrpcError, trpcRequest } from './helpers/trpc';
-import { rawRequest } from '../support/http-client';
+import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
+import { rawRequest } from '@test-support/http-client';
 
 const server = setupServer();
 const nextId = idSource(1_000n);

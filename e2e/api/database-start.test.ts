@@ -13,9 +13,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { childEnv, testBuildDir } from '../support/build';
-import { testEngine } from '../support/database';
-import { freePort } from '../support/processes';
+import { childEnv, testBuildDir } from '@test-support/build';
+import { testEngine } from '@test-support/database';
+import { freePort } from '@test-support/processes';
 
 const TOKEN = /pst_[A-Za-z0-9_-]{43}/;
 const EXIT_TIMEOUT_MS = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 
 const server = setupServer();
 const nextId = idSource(5_000n);

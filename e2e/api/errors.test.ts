@@ -8,9 +8,9 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectNoInternalDetail, expectStatus, plantBody, setupServer } from './helpers/fixture';
-import { type ApiResponse } from '../support/http-client';
-import { projectRoot } from '../support/server-process';
+import { expectError, expectNoInternalDetail, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import { type ApiResponse } from '@test-support/http-client';
+import { projectRoot } from '@test-support/server-process';
 
 /** The values the contract's conditions map to (src/server/errors.ts). */
 const ERROR_VALUES = [40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40100, 40101, 40400, 40401, 40500, 41300, 41500, 50000];

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { expectStatus, plantBody, setupServer } from './helpers/fixture';
+import { expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 
 const server = setupServer();
 

@@ -2,11 +2,11 @@
  * The list's filters (document version 1.1.0): `tag`, `q` and `owner`, alone and together, with keyset
  * paging and the `Link` header carrying them, and what an attacker might send instead.
  */
-import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/http-client';
+import { expectError, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
+import { trpcCall, trpcData } from '@test-support/trpc-client';
 
 const server = setupServer();
 let alice: ApiClient;
@@ -101,14 +101,11 @@ describe('GET /api/plants?tag=&q=&owner=', () => {
   });
 
   it('filters the same on the tRPC door', async () => {
-    const input = encodeURIComponent(JSON.stringify(superjson.serialize({ q: 'strasse', tag: 'palm' })));
-    const response = await fetch(`${server.baseUrl}/api/trpc/plants.list?input=${input}`, { headers: { authorization: `Bearer ${aliceToken}` } });
+    const response = await trpcCall(server.baseUrl, 'query', 'plants.list', { token: aliceToken, input: { q: 'strasse', tag: 'palm' } });
     expect(response.status).toBe(200);
-    const plants = superjson.deserialize<{ id: bigint }[]>(((await response.json()) as { result: { data: never } }).result.data);
-    expect(plants.map((plant) => plant.id)).toEqual([2n]);
-    const owner = encodeURIComponent(JSON.stringify(superjson.serialize({ owner: 'filter-bob' })));
-    const refused = await fetch(`${server.baseUrl}/api/trpc/plants.list?input=${owner}`, { headers: { authorization: `Bearer ${aliceToken}` } });
+    expect(trpcData<{ id: bigint }[]>(response).map((plant) => plant.id)).toEqual([2n]);
+    const refused = await trpcCall(server.baseUrl, 'query', 'plants.list', { token: aliceToken, input: { owner: 'filter-bob' } });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { json: { data: { error: number } } } }).error.json.data.error).toBe(40021);
+    expect(refused.body.error.json.data.error).toBe(40021);
   });
 });

@@ -9,8 +9,8 @@ import http from 'node:http';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
-import { type ApiClient, type ApiResponse, describeExchange, rawRequest, toApiResponse } from '../support/http-client';
+import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import { type ApiClient, type ApiResponse, describeExchange, rawRequest, toApiResponse } from '@test-support/http-client';
 
 /** A request with the exact path bytes given (fetch and URL would resolve `..`). */
 function rawPath(baseUrl: string, method: string, path: string, headers: Record<string, string>): Promise<ApiResponse> {

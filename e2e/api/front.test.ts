@@ -10,27 +10,19 @@ import { gzipSync } from 'node:zlib';
 
 import { describe, expect, it } from 'vitest';
 
-import { rawExchange, type RawAnswer } from '../support/http-client';
+import { rawExchange, type RawAnswer } from '@test-support/http-client';
 
-import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import { trpcErrors, trpcRequest } from '@test-support/trpc-client';
 
 // Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });
 
-/** A tRPC call as the admin page's client makes it (superjson input, bigint ids tagged). */
-function trpc(path: string, init: { token?: string; method?: string; body?: string; query?: string; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...init.headers };
-  if (init.token) headers.authorization = `Bearer ${init.token}`;
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(`${server.baseUrl}/api/trpc/${path}${init.query ? `?${init.query}` : ''}`, { method: init.method ?? (init.body === undefined ? 'GET' : 'POST'), headers, body: init.body });
-}
+/** A request to the tRPC door, shaped by hand (superjson input, bigint ids tagged, where a test writes one). */
+const trpc = (path: string, init: Parameters<typeof trpcRequest>[2] = {}) => trpcRequest(server.baseUrl, path, init);
 
-type TrpcError = { error: { json: { message: string; data: { httpStatus: number; error: number; field: string | null } } } };
-
-async function trpcError(response: Response): Promise<TrpcError['error']['json']> {
-  const body = (await response.json()) as TrpcError | TrpcError[];
-  return (Array.isArray(body) ? body[0]! : body).error.json;
-}
+/** The first error of an answer (a batch refused whole answers one per call). */
+const trpcError = async (response: Response) => (await trpcErrors(response))[0]!;
 
 function vmRssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;

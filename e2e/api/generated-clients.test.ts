@@ -16,8 +16,8 @@ import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
-import { setupServer } from './helpers/fixture';
-import { childEnv, projectRoot } from '../support/build';
+import { setupServer } from '@test-support/api-fixture';
+import { childEnv, projectRoot } from '@test-support/build';
 
 const run = promisify(execFile);
 const bin = (name: string) => path.join(projectRoot, 'node_modules', '.bin', name);

@@ -1,5 +1,5 @@
-import { startPrivatePostgres } from '../support/postgres';
-import { ensureTestBuild } from '../support/build';
+import { startPrivatePostgres } from '@test-support/postgres';
+import { ensureTestBuild } from '@test-support/build';
 
 /**
  * Once per run of the integration suite: the production build the servers run, and under

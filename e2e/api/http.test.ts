@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 
 const server = setupServer();
 

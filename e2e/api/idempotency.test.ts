@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 
 import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { expectTrpcError, trpcRequest } from './helpers/trpc';
-import { type ApiResponse, rawRequest } from '../support/http-client';
-import { startServer } from '../support/server-process';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
+import { type ApiResponse, rawRequest } from '@test-support/http-client';
+import { startServer } from '@test-support/server-process';
 
 // A burst large enough for the 50 parallel retries below.
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });

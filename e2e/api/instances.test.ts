@@ -5,7 +5,6 @@
  * each with a stated bound (docs/scaling.md): accepted tokens (a revoke made elsewhere takes
  * effect within the auth cache's lifetime) and rate-limit buckets (each instance counts its own).
  */
-import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseConfig } from '@/server/config';
@@ -13,10 +12,11 @@ import { parseConfig } from '@/server/config';
 /** The default bound on how long another process may honour a revoked token. */
 const DEFAULT_AUTH_CACHE_TTL_MS = parseConfig({}).AUTH_CACHE_TTL_MS;
 
-import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, rawRequest } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { checkedClient, expectError, expectStatus, msUntilRefused, plantBody } from '@test-support/api-fixture';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { api, rawRequest } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { trpcCall } from '@test-support/trpc-client';
 
 let database: TestDatabase;
 let first: RunningServer;
@@ -93,16 +93,6 @@ describe('one database behind two instances', () => {
   });
 });
 
-/** Sends a tRPC mutation as the admin page does (superjson over POST). */
-async function trpcMutation(running: RunningServer, procedure: string, input: unknown, token: string): Promise<number> {
-  const response = await fetch(`${running.baseUrl}/api/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(superjson.serialize(input)),
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 describe('a revoked token on both instances', () => {
   // The bound is the auth cache's lifetime; a second of slack covers the poll and a loaded machine.
@@ -117,7 +107,7 @@ describe('a revoked token on both instances', () => {
     expectStatus(await onSecond.get('/api/plants'), 200);
 
     const revokedAt = Date.now();
-    expect(await trpcMutation(first, 'tokens.revoke', { id: doomed.id }, adminToken)).toBe(200);
+    expect((await trpcCall(first.baseUrl, 'mutation', 'tokens.revoke', { input: { id: doomed.id }, token: adminToken })).status).toBe(200);
     expectError(await onFirst.get('/api/plants'), 401, 40101);
     const secondMs = await msUntilRefused(onSecond, revokedAt, bound);
     console.log(`[instances] revoked through instance 1: refused there at once, on instance 2 after ${secondMs} ms (bound ${DEFAULT_AUTH_CACHE_TTL_MS} ms)`);

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
 
 const server = setupServer();
 

@@ -3,11 +3,11 @@
  * the same instant through two server processes on one database (on SQLite: two processes on one file;
  * on PostgreSQL: two instances). At least one admin token always stays active.
  */
-import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type RunningServer, startServer } from '../support/server-process';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { trpcCall, trpcData } from '@test-support/trpc-client';
 
 let database: TestDatabase;
 let first: RunningServer;
@@ -16,23 +16,14 @@ let firstAdmin: { id: number; token: string };
 
 type TokenRow = { id: number; role: string; revokedAt: Date | null; expiresAt: Date | null; lastAdminToken: boolean };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tRPC answers of several shapes, read as the test needs
-async function trpc(server: RunningServer, token: string, procedure: string, input?: unknown): Promise<{ status: number; body: any }> {
-  const response =
-    input === undefined
-      ? await fetch(`${server.baseUrl}/api/trpc/${procedure}`, { headers: { authorization: `Bearer ${token}` } })
-      : await fetch(`${server.baseUrl}/api/trpc/${procedure}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(superjson.serialize(input)),
-        });
-  return { status: response.status, body: await response.json() };
-}
+/** A query without input, a mutation with it: as the tests below call them. */
+const trpc = (server: RunningServer, token: string, procedure: string, input?: unknown) =>
+  trpcCall(server.baseUrl, input === undefined ? 'query' : 'mutation', procedure, { token, input });
 
 async function workingAdminTokens(token: string): Promise<TokenRow[]> {
-  const { status, body } = await trpc(first, token, 'tokens.list');
-  expect(status).toBe(200);
-  const tokens = superjson.deserialize<TokenRow[]>(body.result.data);
+  const answer = await trpc(first, token, 'tokens.list');
+  expect(answer.status).toBe(200);
+  const tokens = trpcData<TokenRow[]>(answer);
   return tokens.filter((row) => row.role === 'admin' && row.revokedAt === null);
 }
 
@@ -44,7 +35,7 @@ beforeAll(async () => {
   first = await startServer({ database, env });
   second = await startServer({ database, env });
   const list = await trpc(first, first.adminToken, 'tokens.list');
-  const [token] = superjson.deserialize<TokenRow[]>(list.body.result.data);
+  const [token] = trpcData<TokenRow[]>(list);
   firstAdmin = { id: token!.id, token: first.adminToken };
 }, 180_000);
 

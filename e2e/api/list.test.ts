@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectJsonContentType, expectStatus, nextLink, plantBody, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/http-client';
+import { expectError, expectJsonContentType, expectStatus, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
 
 const server = setupServer();
 

@@ -9,11 +9,11 @@ import { EventSource } from 'eventsource';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { AppRouter } from '@/server/trpc/app-router';
+import type { AppRouter } from '@/server/app-router';
 
-import { checkedClient, expectStatus, plantBody } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { type RunningServer, startServer } from '../support/server-process';
+import { checkedClient, expectStatus, plantBody } from '@test-support/api-fixture';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 let database: TestDatabase;
 let first: RunningServer;

@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectNoInternalDetail, expectStatus, setupServer } from './helpers/fixture';
-import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from './helpers/mcp';
-import { api, type ApiResponse, describeExchange, rawRequest } from '../support/http-client';
+import { expectError, expectNoInternalDetail, expectStatus, setupServer } from '@test-support/api-fixture';
+import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from '@test-support/mcp-client';
+import { api, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
 
 const LIST = rpcText('tools/list', {});
 const callText = (name: string, args: unknown, id: string | number = 1) => rpcText('tools/call', { name, arguments: args }, id);

@@ -8,12 +8,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { connectMcp, expectToolError, expectToolResult, postMcp, rpcText } from './helpers/mcp';
-import { eventually, webhookEnv } from './helpers/webhooks';
-import type { ApiClient } from '../support/http-client';
+import { expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { connectMcp, expectToolError, expectToolResult, postMcp, rpcText } from '@test-support/mcp-client';
+import { eventually, webhookEnv } from '@test-support/webhook-endpoints';
+import type { ApiClient } from '@test-support/http-client';
 
 const server = setupServer({ env: webhookEnv() });
 const nextId = idSource(700_000n);

@@ -9,11 +9,11 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { plantBody, setupServer } from './helpers/fixture';
-import { projectRoot } from '../support/build';
-import { testEngine } from '../support/database';
-import { api } from '../support/http-client';
-import { startServer } from '../support/server-process';
+import { plantBody, setupServer } from '@test-support/api-fixture';
+import { projectRoot } from '@test-support/build';
+import { testEngine } from '@test-support/database';
+import { api } from '@test-support/http-client';
+import { startServer } from '@test-support/server-process';
 
 const METRICS_TOKEN = randomBytes(32).toString('hex');
 

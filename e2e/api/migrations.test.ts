@@ -13,12 +13,12 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma-postgresql/client';
 import { postgresConnection } from '@/server/db/database-url';
-import { applyMigrationsInProcesses } from '@/test/migrations-in-parallel';
+import { applyMigrationsInProcesses } from '@test-support/migrations-in-parallel';
 
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
-import { createTestDatabase, type TestDatabase, testEngine } from '../support/database';
+import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
 
 const { migrationsDir, externalTables } = engineLayouts[testEngine];
 const committed = fs

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 
 import { JSON_MAX_DEPTH } from '@/shared/limits';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from './helpers/trpc';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { expectTrpcError, trpcBatch, trpcErrors, trpcRequest } from '@test-support/trpc-client';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
 const nextId = idSource(180_000n);

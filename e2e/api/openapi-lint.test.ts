@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
-import { expectStatus, setupServer } from './helpers/fixture';
-import { projectRoot } from '../support/build';
+import { expectStatus, setupServer } from '@test-support/api-fixture';
+import { projectRoot } from '@test-support/build';
 
 type Finding = { code: string; message: string; path: string[]; severity: number };
 

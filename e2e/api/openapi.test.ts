@@ -5,9 +5,9 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectJsonContentType, expectStatus, setupServer } from './helpers/fixture';
-import { bigintsToNumbers, createConformance, inlineRefs, type OpenApiDocument } from './helpers/openapi-conformance';
-import { type ApiResponse, parseLossless } from '../support/http-client';
+import { expectJsonContentType, expectStatus, setupServer } from '@test-support/api-fixture';
+import { bigintsToNumbers, createConformance, inlineRefs, type OpenApiDocument } from '@test-support/openapi-conformance';
+import { type ApiResponse, parseLossless } from '@test-support/http-client';
 
 const server = setupServer();
 
@@ -216,7 +216,7 @@ describe('operations', () => {
 });
 
 describe('the suite holds answers to the error values each operation declares', () => {
-  // Every response of the suite passes through this check (helpers/fixture.ts): an error value an
+  // Every response of the suite passes through this check (test-support/api-fixture.ts): an error value an
   // operation does not declare for its status fails the test that met it.
   const answer = (method: string, path: string, status: number, body: string): ApiResponse => ({
     request: { method, url: `${server.baseUrl}${path}` },

@@ -2,10 +2,10 @@
  * PATCH /api/plants/{id} (document version 1.1.0): a JSON merge patch of name and tag, over real HTTP, on
  * the REST door and the tRPC door alike. Every response is checked against the served OpenAPI document.
  */
-import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { trpcCall, trpcData } from '@test-support/trpc-client';
 
 const server = setupServer();
 const nextId = idSource(50_000n);
@@ -90,20 +90,15 @@ describe('PATCH /api/plants/{id}', () => {
 
   it('works the same on the tRPC door', async () => {
     const id = await created(member.token, 'Fern');
-    const call = (input: unknown) =>
-      fetch(`${server.baseUrl}/api/trpc/plants.update`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${member.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(superjson.serialize(input)),
-      });
+    const call = (input: unknown) => trpcCall(server.baseUrl, 'mutation', 'plants.update', { token: member.token, input });
     const ok = await call({ id, tag: 'trpc' });
     expect(ok.status).toBe(200);
-    expect(superjson.deserialize(((await ok.json()) as { result: { data: never } }).result.data)).toEqual({ id, name: 'Fern', tag: 'trpc' });
+    expect(trpcData(ok)).toEqual({ id, name: 'Fern', tag: 'trpc' });
     const empty = await call({ id });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { error: { json: { data: { error: number } } } }).error.json.data.error).toBe(40020);
+    expect(empty.body.error.json.data.error).toBe(40020);
     const invisible = await call({ id, name: '\u3164' });
     expect(invisible.status).toBe(400);
-    expect(((await invisible.json()) as { error: { json: { data: { error: number } } } }).error.json.data.error).toBe(40004);
+    expect(invisible.body.error.json.data.error).toBe(40004);
   });
 });

@@ -8,7 +8,7 @@ import net from 'node:net';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { type RunningServer, startServer } from '../support/server-process';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 const PROXY = '127.0.0.2';
 const DIRECT = '127.0.0.3';

@@ -9,9 +9,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, nextLink, plantBody, setupServer } from './helpers/fixture';
-import { type ApiClient, type ApiResponse, describeExchange, rawRequest } from '../support/http-client';
-import { type IssuedToken } from '../support/token-command';
+import { expectError, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
+import { type ApiClient, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
+import { type IssuedToken } from '@test-support/token-command';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
 

@@ -6,8 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { expectError, expectStatus, setupServer } from './helpers/fixture';
-import type { ApiClient, ApiResponse } from '../support/http-client';
+import { expectError, expectStatus, setupServer } from '@test-support/api-fixture';
+import type { ApiClient, ApiResponse } from '@test-support/http-client';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '3/0.01', RATE_LIMIT_AUTH_FAILURES: '2/0.01' } });
 

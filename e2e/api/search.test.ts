@@ -9,9 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { foldForSearch } from '@/shared/plants';
 
-import { setupServer } from './helpers/fixture';
-import { trpcRequest } from './helpers/trpc';
-import type { ApiClient } from '../support/http-client';
+import { setupServer } from '@test-support/api-fixture';
+import { trpcRequest } from '@test-support/trpc-client';
+import type { ApiClient } from '@test-support/http-client';
 
 // Rate limits off: this file is about answers, and asks many (e2e/api/costs.test.ts charges searches).
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });

@@ -14,10 +14,10 @@ import http from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { nextLink, plantBody } from './helpers/fixture';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api, describeExchange } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { nextLink, plantBody } from '@test-support/api-fixture';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { api, describeExchange } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 const KEEP_ALIVE_LOOPS = 16;
 const NEW_CONNECTION_LOOPS = 16;

@@ -9,13 +9,13 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { plantBody } from './helpers/fixture';
-import { eventually, registerEndpoint, webhookEnv } from './helpers/webhooks';
-import { testBuildDir } from '../support/build';
-import { api } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { plantBody } from '@test-support/api-fixture';
+import { eventually, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
+import { testBuildDir } from '@test-support/build';
+import { api } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string };
 

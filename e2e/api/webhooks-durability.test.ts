@@ -14,13 +14,13 @@ import http from 'node:http';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { plantBody } from './helpers/fixture';
-import { eventually, plantIdOf, registerEndpoint, webhookEnv } from './helpers/webhooks';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { api } from '../support/http-client';
-import { type RunningServer, startServer } from '../support/server-process';
+import { plantBody } from '@test-support/api-fixture';
+import { eventually, plantIdOf, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
+import { createTestDatabase, type TestDatabase } from '@test-support/database';
+import { api } from '@test-support/http-client';
+import { type RunningServer, startServer } from '@test-support/server-process';
 
 const started: RunningServer[] = [];
 const receivers: Receiver[] = [];

@@ -8,11 +8,11 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { expectError, expectStatus, idSource, plantBody, setupServer } from './helpers/fixture';
-import { rawExchange, rawRequest } from '../support/http-client';
-import { eventually, plantIdOf, registerEndpoint, webhookEnv } from './helpers/webhooks';
+import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
+import { rawExchange, rawRequest } from '@test-support/http-client';
+import { eventually, plantIdOf, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 
 const server = setupServer({ env: webhookEnv() });
 const nextId = idSource(90_000n);

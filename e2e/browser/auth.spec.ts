@@ -1,4 +1,4 @@
-import { cliRevoke, cliToken, cliTokenWithId, expect, signIn, test, uniqueName } from './fixtures';
+import { cliRevoke, cliToken, cliTokenWithId, expect, signIn, test, uniqueName } from '@test-support/browser-fixtures';
 
 test.describe('signing in', () => {
   test('the admin signs in with the bootstrap token, stays signed in for the tab, and signs out', async ({ page, adminToken, shot, browser, baseURL }) => {

@@ -1,5 +1,5 @@
 /**
- * Builds the app when needed (e2e/support/test-build.ts), starts it on a free port and a temporary SQLite
+ * Builds the app when needed (test-support/build.ts), starts it on a free port and a temporary SQLite
  * file, and hands the tests its address, the first admin's token and the database (E2E_BASE_URL,
  * E2E_ADMIN_TOKEN, E2E_DATABASE_URL). The returned function stops the server (SIGTERM to its own pid) and
  * keeps its log at test-results/e2e/server.log.
@@ -10,8 +10,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { projectRoot, startServer } from '../support/server-process';
-import { ensureTestBuild } from '../support/build';
+import { projectRoot, startServer } from '@test-support/server-process';
+import { ensureTestBuild } from '@test-support/build';
 
 /**
  * Webhooks on, for receivers the tests start on loopback (http://127.0.0.1:port), with the retry schedule

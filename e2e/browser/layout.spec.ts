@@ -1,7 +1,7 @@
 import type { Page } from '@playwright/test';
 
-import { seriousViolations } from './checks';
-import { expect, signIn, test, uniqueId } from './fixtures';
+import { seriousViolations } from '@test-support/browser-checks';
+import { expect, signIn, test, uniqueId } from '@test-support/browser-fixtures';
 
 /**
  * Every width from 320 to 2560 px, in both themes, for the three views' tables: one page load, then the

@@ -1,10 +1,10 @@
 import type { Browser, Page } from '@playwright/test';
 
-import { createPostgresDatabase, type TestDatabase } from '../support/database';
-import { postgresBinDir, type PrivatePostgres, startPrivatePostgres } from '../support/postgres';
-import { type RunningServer, startServer } from '../support/server-process';
-import { seriousViolations } from './checks';
-import { expect, test } from './fixtures';
+import { createPostgresDatabase, type TestDatabase } from '@test-support/database';
+import { postgresBinDir, type PrivatePostgres, startPrivatePostgres } from '@test-support/postgres';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { seriousViolations } from '@test-support/browser-checks';
+import { expect, test } from '@test-support/browser-fixtures';
 
 /**
  * The live feed as scaled out: two instances of the built server on one private PostgreSQL, the admin page

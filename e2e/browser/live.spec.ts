@@ -1,4 +1,4 @@
-import { cliToken, expect, plantRow, shownIds, signIn, test, uniqueId, uniqueName } from './fixtures';
+import { cliToken, expect, plantRow, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 
 test.describe('live, sessions and the address', () => {
   test('what REST clients change shows within a second: a changed or deleted row is marked where it is, a new plant is counted', async ({ page, rest, baseURL }) => {

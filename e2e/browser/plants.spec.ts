@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 
-import { addPlant, cliToken, expect, plantForm, plantRow, range, shownIds, signIn, test, uniqueId, uniqueName } from './fixtures';
+import { addPlant, cliToken, expect, plantForm, plantRow, range, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 
 const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;

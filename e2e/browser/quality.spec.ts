@@ -1,7 +1,7 @@
 import type { Page } from '@playwright/test';
 
-import { addPlant, cliToken, expect, plantForm, plantRow, range, signIn, test, uniqueId, uniqueName } from './fixtures';
-import { expectWithinWidth, seriousViolations } from './checks';
+import { addPlant, cliToken, expect, plantForm, plantRow, range, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
+import { expectWithinWidth, seriousViolations } from '@test-support/browser-checks';
 
 /** Records CSP violations from the page itself, and console messages about them. */
 async function watchCsp(page: Page): Promise<{ console: string[]; violations: () => Promise<string[]> }> {

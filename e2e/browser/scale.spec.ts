@@ -4,8 +4,8 @@ import Database from 'better-sqlite3';
 
 import { foldForSearch } from '@/shared/plants';
 
-import { type RunningServer, startServer } from '../support/server-process';
-import { expect, test } from './fixtures';
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { expect, test } from '@test-support/browser-fixtures';
 
 /**
  * Sorting at 100,000 plants, on a server of its own (the suite's shared one stays small): the order is

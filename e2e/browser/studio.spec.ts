@@ -14,8 +14,8 @@ import { expect, test } from '@playwright/test';
 import Database from 'better-sqlite3';
 
 import { applyMigrations } from '../../src/server/db/migrate';
-import { childEnv, projectRoot } from '../support/build';
-import { freePort, waitForExit } from '../support/processes';
+import { childEnv, projectRoot } from '@test-support/build';
+import { freePort, waitForExit } from '@test-support/processes';
 
 test.describe('Prisma Studio (npm run studio)', () => {
   let dir: string;

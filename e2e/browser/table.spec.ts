@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 
 import type { Page } from '@playwright/test';
 
-import { seriousViolations } from './checks';
-import { cliToken, expect, plantRow, range, shownIds, signIn, test, uniqueId, uniqueName } from './fixtures';
+import { seriousViolations } from '@test-support/browser-checks';
+import { cliToken, expect, plantRow, range, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 
 /** The admin page as a data manager: sorting, the tag choice, columns, CSV, the keyboard grid, undo, select all. */
 

@@ -1,4 +1,4 @@
-import { cliTokenWithId, cliRevoke, expect, signIn, test, uniqueName } from './fixtures';
+import { cliTokenWithId, cliRevoke, expect, signIn, test, uniqueName } from '@test-support/browser-fixtures';
 
 test.describe('API tokens (admins)', () => {
   test('an admin creates a token that works over REST; revoking it closes its one-time panel and REST answers 401', async ({ page, context, adminToken, baseURL, shot }) => {

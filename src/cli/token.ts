@@ -12,6 +12,8 @@ import { parseArgs } from 'node:util';
 import { config, ConfigError } from '@/server/config';
 import { openDatabase } from '@/server/db/client';
 import { DatabaseUnavailableError } from '@/server/db/unavailable';
+// No token cache here (it stays off unless configured): a one-shot command verifies no token twice.
+import { issueToken, listTokens, revokeToken } from '@/server/tokens/service';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -29,8 +31,6 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = positionals;
   // Migration notes go to stderr: stdout is for what scripts read (the token on the last line, the list).
   database = await openDatabase(config(), { log: console.error });
-  // Loaded once the configuration is known to be good: the token cache reads it when it loads.
-  const { issueToken, listTokens, revokeToken } = await import('@/server/tokens/service');
 
   if (command === 'create') {
     const userName = values.user?.trim();

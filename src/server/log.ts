@@ -1,16 +1,16 @@
 import pino from 'pino';
 
-import { config } from './config';
-
 /**
  * Structured logs (one JSON object a line) on stdout. Nothing here ever sees a token: the edge logs
  * path, status, timing and user id, never headers or bodies; `redact` guards anything passed by mistake.
  */
-export const logger = pino({
-  level: config().LOG_LEVEL,
-  base: { service: 'plant-store' },
-  redact: { paths: ['authorization', 'token', '*.authorization', '*.token', 'headers'], censor: '[redacted]' },
-});
+export function createLogger(level: pino.LevelWithSilent) {
+  return pino({
+    level,
+    base: { service: 'plant-store' },
+    redact: { paths: ['authorization', 'token', '*.authorization', '*.token', 'headers'], censor: '[redacted]' },
+  });
+}
 
 /**
  * The request log (http/guards/request-log.ts): one line per request, the most written lines by far. Its
@@ -18,7 +18,9 @@ export const logger = pino({
  * which cost more than writing the line (~3.5 µs of a list's; issue 21). Written at once like `logger`'s:
  * batching the lines (pino's asynchronous destination) cost more CPU in all than one write(2) each.
  */
-export const requestLogger = pino({ level: config().LOG_LEVEL, base: { service: 'plant-store' } });
+export function createRequestLogger(level: pino.LevelWithSilent) {
+  return pino({ level, base: { service: 'plant-store' } });
+}
 
 /** What the server's parts write to the log: pino's call shape, so tests can hand in a recorder instead. */
 export type Logger = {

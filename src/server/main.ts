@@ -30,15 +30,20 @@ function readConfigOrExit() {
 
 async function main(): Promise<void> {
   const settings = readConfigOrExit();
-  // Everything below reads the configuration, so it loads only once the configuration is known to be good.
+  // Loaded once the configuration is known to be good, so a bad value stops the start before anything else.
   // Loading the data layer opens nothing: openDatabase migrates first, then connects.
-  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { logger, requestLogger }, { projectRoot }] = await Promise.all([
+  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
     import('./db/unavailable'),
     import('./tokens/service'),
+    import('./tokens/cache'),
     import('./log'),
     import('./paths'),
   ]);
+  // The configuration is handed down from here, never read by the parts (docs/decisions/0001-configuration.md).
+  const logger = createLogger(settings.LOG_LEVEL);
+  const requestLogger = createRequestLogger(settings.LOG_LEVEL);
+  configureTokenCache({ ttlMs: settings.AUTH_CACHE_TTL_MS });
   // Traces, when the OTEL_* variables ask for them, start before the database client: its queries are spans.
   const tracing = await (await import('./observability/tracing')).startTracing(settings);
   // A database that cannot be used is one line naming DATABASE_URL; anything else is a bug and keeps its stack.
@@ -70,14 +75,17 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { webhookCounts }, { startIdempotencySweep }] = await Promise.all([
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService, webhookCounts }, { startIdempotencySweep }] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
-    import('./trpc/app-router'),
+    import('./app-router'),
     import('./webhooks/worker'),
     import('./webhooks/service'),
     import('./idempotency/store'),
   ]);
+  // One key and one target policy, for the endpoints' rows and for the sender alike.
+  const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
+  configureWebhookService(webhookSettings);
   const metrics = settings.METRICS === 'on';
   if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./observability/webhook-queue')).readWebhookQueue);
   // Neither metrics nor traces: the front runs without an observer at all.
@@ -109,10 +117,10 @@ async function main(): Promise<void> {
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
   const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
-  const webhooks = settings.WEBHOOKS_SECRET_KEY
+  const webhooks = webhookSettings.key
     ? startWebhookWorker({
-        key: settings.WEBHOOKS_SECRET_KEY,
-        policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE },
+        key: webhookSettings.key,
+        policy: webhookSettings.policy,
         retryBaseMs: settings.WEBHOOKS_RETRY_BASE_MS,
         pollMs: settings.WEBHOOKS_POLL_MS,
         leaseMs: settings.WEBHOOKS_LEASE_MS,

@@ -1,7 +1,7 @@
 // Authoring: `npm run db:new-migration -- <name>` writes the next migration like `prisma migrate dev --create-only`,
 // with Prisma's schema engine compiled to WebAssembly (src/tooling/schema-engine.ts).
 // SQLite by default (in memory); with DATABASE_URL=postgresql://… it writes prisma/postgresql/migrations/ and
-// needs that server for a throwaway shadow database (`node --import tsx e2e/support/postgres.ts` starts one).
+// needs that server for a throwaway shadow database (`node --import tsx test-support/postgres.ts` starts one).
 import fs from 'node:fs';
 import path from 'node:path';
 

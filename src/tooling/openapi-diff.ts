@@ -21,7 +21,7 @@ const other = mkdtempSync(path.join(os.tmpdir(), 'plant-store-openapi-'));
 const PRINT = `
 import { stringifyExactJson } from '@/server/http/rest/exact-json';
 import { buildOpenApiDocument } from '@/server/http/rest/openapi';
-import { appRouter } from '@/server/trpc/app-router';
+import { appRouter } from '@/server/app-router';
 process.stdout.write(stringifyExactJson(buildOpenApiDocument(appRouter)), () => process.exit(0));
 `;
 

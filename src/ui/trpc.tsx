@@ -8,7 +8,7 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { type ReactNode, useEffect, useState } from 'react';
 import superjson from 'superjson';
 
-import type { AppRouter } from '@/server/trpc/app-router';
+import type { AppRouter } from '@/server/app-router';
 
 import { makeQueryClient } from './query-client';
 

@@ -8,7 +8,6 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
-import type { Config } from '@/server/config';
 import { type DatabaseEngine, databaseEngine, postgresConnection } from '@/server/db/database-url';
 import { applyMigrations } from '@/server/db/migrate';
 import { asDatabaseUnavailable } from '@/server/db/unavailable';
@@ -163,6 +162,11 @@ function isolateTransactions(connection: SqliteConnection): void {
 }
 
 type Queryable = { queryRaw: (query: unknown) => Promise<unknown>; executeRaw: (query: unknown) => Promise<unknown> };
+/**
+ * The part of the configuration the database needs, declared here so the data layer stands below config.ts
+ * (which imports db/database-url.ts) instead of in a loop with it; the parsed configuration fits it as it is.
+ */
+export type DatabaseSettings = { DATABASE_URL: string; DATABASE_POOL_SIZE: number; SQLITE_SYNCHRONOUS: 'full' | 'normal'; METRICS?: 'on' | 'off' };
 
 /**
  * Times every statement the client sends, on the connection and in its transactions, for
@@ -186,8 +190,6 @@ function timeStatements<T extends Queryable & { startTransaction?: (isolationLev
   if (startTransaction) connection.startTransaction = async (isolationLevel) => timeStatements(await startTransaction(isolationLevel));
   return connection;
 }
-
-type DatabaseSettings = Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'SQLITE_SYNCHRONOUS'> & Partial<Pick<Config, 'METRICS'>>;
 
 function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, METRICS }: DatabaseSettings) {
   const metrics = METRICS === 'on';

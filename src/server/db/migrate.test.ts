@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma/client';
-import { applyMigrationsInProcesses } from '@/test/migrations-in-parallel';
+import { applyMigrationsInProcesses } from '@test-support/migrations-in-parallel';
 
 import { applyMigrations, databaseFilePath } from './migrate';
 

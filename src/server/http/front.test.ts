@@ -6,10 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import type { Logger } from '@/server/log';
-import { appRouter } from '@/server/trpc/app-router';
+import { appRouter } from '@/server/app-router';
 import type { Context } from '@/server/trpc/init';
 import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from '@/shared/limits';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 import { createFront, type FrontOptions } from './front';
 import type { PagesDoor } from './pages';

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { Logger } from '@/server/log';
 import { plantsRouter } from '@/server/plants/router';
 import { type Context, createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
 import { createFront } from './front';
 import { startHttpServer } from './server';

@@ -15,7 +15,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import type { z } from 'zod';
 
 import type { Logger } from '@/server/log';
-import { buildToolCatalog } from '@/server/mcp/tools';
+import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
 import { JSON_MAX_DEPTH } from '@/shared/limits';

@@ -4,7 +4,7 @@ import { type AnyTRPCRouter, getTRPCErrorShape, transformTRPCResponse } from '@t
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 
-import { authFailure } from '@/server/auth/bearer';
+import { authFailure } from '@/server/auth/auth-state';
 import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';

@@ -8,8 +8,8 @@ import { createFront } from '@/server/http/front';
 import type { PagesDoor } from '@/server/http/pages';
 import { startHttpServer } from '@/server/http/server';
 import type { Logger } from '@/server/log';
-import { appRouter } from '@/server/trpc/app-router';
-import { signIn } from '@/test/actors';
+import { appRouter } from '@/server/app-router';
+import { signIn } from '@test-support/actors';
 
 import { createFrontObserver } from './front-observer';
 import { startTracing, traceExporters, type TracingSettings } from './tracing';

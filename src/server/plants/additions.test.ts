@@ -1,19 +1,8 @@
-import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 
-import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
+import { failureOf, signIn } from '@test-support/actors';
 
 /** Version 1.1.0's additions on the tRPC door: PATCH, the list filters, and the admin page's procedures. */
-
-async function failureOf(promise: Promise<unknown>, input?: unknown) {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return { code: (error as TRPCError).code, ...problemFromError(error, input) };
-}
 
 const ids = (plants: { id: bigint }[]) => plants.map((plant) => plant.id);
 

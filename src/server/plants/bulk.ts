@@ -3,13 +3,13 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
-import { changeCommitted } from '@/server/webhooks/outbox';
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection } from '@/shared/plants';
 
 import { plantsChanged } from './live/wake';
 import { conditions, idColumn, plantsFrom, ready, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
+import { plantEventsCommitted } from './events';
 
 /**
  * Bulk changes of the admin page: delete or re-tag what was selected, a list of ids or every plant that
@@ -68,7 +68,7 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
   if (keepForUndo) void sweepTombstones(Date.now() - UNDO_WINDOW_MS).catch(() => undefined);
   const done = new Set(asIds(deleted).map(String));
   if (done.size > 0) {
-    changeCommitted();
+    plantEventsCommitted();
     plantsChanged();
   }
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };

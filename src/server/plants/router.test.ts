@@ -1,18 +1,7 @@
-import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 
 import { INT64_MAX, INT64_MIN } from '@/shared/plants';
-import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
-
-async function failureOf(promise: Promise<unknown>, input?: unknown) {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return { code: (error as TRPCError).code, ...problemFromError(error, input) };
-}
+import { callerFor, failureOf, signIn } from '@test-support/actors';
 
 describe('plants router', () => {
   it('creates, lists and deletes a plant, keeping int64 ids exact', async () => {
@@ -113,10 +102,8 @@ describe('plants router', () => {
 
 describe('auth on procedures', () => {
   it('refuses a caller without a valid token', async () => {
-    const { createCallerFactory, createContext } = await import('@/server/trpc/init');
-    const { appRouter } = await import('@/server/trpc/app-router');
-    const anonymous = createCallerFactory(appRouter)(await createContext({ authorization: null }));
-    const forged = createCallerFactory(appRouter)(await createContext({ authorization: `Bearer pst_${'A'.repeat(43)}` }));
+    const { caller: anonymous } = await callerFor(null);
+    const { caller: forged } = await callerFor(`Bearer pst_${'A'.repeat(43)}`);
     expect(await failureOf(anonymous.plants.list({}))).toMatchObject({ code: 'UNAUTHORIZED', kind: 'missingToken' });
     expect(await failureOf(forged.plants.list({}))).toMatchObject({ code: 'UNAUTHORIZED', kind: 'invalidToken' });
   });

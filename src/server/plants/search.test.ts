@@ -10,7 +10,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { COUNT_CAP, countMatching, type PlannedFilters, ready, SEARCH_COUNT_CAP, selectFrom } from './query';

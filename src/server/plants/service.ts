@@ -3,11 +3,11 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import { can, type Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
-import { changeCommitted } from '@/server/webhooks/outbox';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPatch } from '@/shared/plants';
 
 import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
+import { plantEventsCommitted } from './events';
 
 /** The only columns that leave the data layer: owner and timestamps stay inside. */
 const plantColumns = { id: true, name: true, tag: true } as const;
@@ -24,7 +24,7 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
       select: plantColumns,
     });
     // The webhook event was written with the row, by the database (the outbox trigger); this wakes the sender.
-    changeCommitted();
+    plantEventsCommitted();
     return toPlant(row);
   } catch (error) {
     // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
@@ -65,7 +65,7 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
   const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
-  changeCommitted();
+  plantEventsCommitted();
 }
 
 /**

@@ -2,10 +2,10 @@ import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
-import { changeCommitted } from '@/server/webhooks/outbox';
 import { foldForSearch } from '@/shared/plants';
 
 import { plantsChanged } from './live/wake';
+import { plantEventsCommitted } from './events';
 
 /**
  * Undo of a delete made from the admin page: the page deletes with `keepForUndo`, which keeps each plant as
@@ -46,7 +46,7 @@ export async function restorePlants(actor: Actor, ids: bigint[]): Promise<Restor
     }
   }
   if (outcome.restored.length > 0) {
-    changeCommitted();
+    plantEventsCommitted();
     plantsChanged();
   }
   return outcome;

@@ -1,7 +1,6 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
-import { config } from '@/server/config';
 
 /**
  * Accepted tokens, remembered for a few seconds so a busy client does not cost a database lookup per
@@ -14,7 +13,14 @@ const MAX_ENTRIES = 10_000;
 export type AcceptedToken = { actor: Actor; tokenId: number; expiresAt: Date | null };
 type Entry = AcceptedToken & { cachedAt: number };
 
-const cache = { ttlMs: config().AUTH_CACHE_TTL_MS, entries: new Map<string, Entry>(), generation: 0 };
+// Off until the entry point hands down AUTH_CACHE_TTL_MS: a one-shot command (the token CLI) needs no cache.
+const cache = { ttlMs: 0, entries: new Map<string, Entry>(), generation: 0 };
+
+/** Called once at start by the entry point, with the configured AUTH_CACHE_TTL_MS. */
+export function configureTokenCache({ ttlMs }: { ttlMs: number }): void {
+  cache.ttlMs = ttlMs;
+  forgetAcceptedTokens();
+}
 
 /**
  * Taken before a lookup and handed back with its result: a lookup that began before a revoke in this

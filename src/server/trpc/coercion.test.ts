@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { buildOpenApiDocument } from '@/server/http/rest/openapi';
-import { buildToolCatalog } from '@/server/mcp/tools';
+import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
+import { signIn } from '@test-support/actors';
 
-import { appRouter } from './app-router';
+import { appRouter } from '@/server/app-router';
 
 type ZodLike = { _zod: { def: Record<string, unknown> } };
 const isSchema = (value: unknown): value is ZodLike => typeof value === 'object' && value !== null && '_zod' in value;

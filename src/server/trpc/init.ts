@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 
-import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
+import { type AuthState, authFailure } from '@/server/auth/auth-state';
 import { type Actor, can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { inProcedureSpan } from '@/server/observability/tracing';
@@ -57,11 +57,6 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
       throw new AppError('tooManyRequests', refused.message);
     },
   };
-}
-
-/** A context for a caller outside HTTP (tests, scripts): the same bearer rule as the doors. */
-export async function createContext({ authorization }: { authorization: string | null }): Promise<Context> {
-  return contextFor(await resolveBearer(authorization));
 }
 
 /**

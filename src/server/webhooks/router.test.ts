@@ -1,23 +1,12 @@
-import { TRPCError } from '@trpc/server';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
-import { problemFromError } from '@/server/problems';
-import { signIn } from '@/test/actors';
+import { failureOf, signIn } from '@test-support/actors';
 
 import { signingSecrets } from './service';
 
 const PUBLIC_URL = 'https://93.184.215.14/hooks/plants';
 const key = Buffer.from(process.env.WEBHOOKS_SECRET_KEY!, 'base64');
-
-async function failureOf(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return { code: (error as TRPCError).code, ...problemFromError(error, undefined) };
-}
 
 beforeEach(async () => {
   await db.webhookDelivery.deleteMany();

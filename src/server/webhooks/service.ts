@@ -2,7 +2,6 @@ import 'server-only';
 
 import { isInteger, parse } from 'lossless-json';
 
-import { config } from '@/server/config';
 import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { LAST_ERROR_MAX_LENGTH, type WebhookDelivery, type WebhookEndpoint, type WebhookEventType } from '@/shared/webhooks';
@@ -21,13 +20,19 @@ export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
 /** Delivered and failed deliveries are kept this long for the delivery log, then swept. */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
-export function targetPolicy(): TargetPolicy {
-  const { WEBHOOKS_ALLOW_HTTP, WEBHOOKS_ALLOW_PRIVATE } = config();
-  return { allowHttp: WEBHOOKS_ALLOW_HTTP, allowPrivate: WEBHOOKS_ALLOW_PRIVATE };
+/** What the entry point hands down at start: the same key and target policy the worker gets. */
+export type WebhookSettings = { key: Buffer | null; policy: TargetPolicy };
+
+// Until the entry point configures it: no key (webhooks off) and the strictest policy.
+let settings: WebhookSettings = { key: null, policy: { allowHttp: false, allowPrivate: false } };
+
+/** Called once at start by the entry point, from WEBHOOKS_SECRET_KEY, WEBHOOKS_ALLOW_HTTP and WEBHOOKS_ALLOW_PRIVATE. */
+export function configureWebhookService(handedDown: WebhookSettings): void {
+  settings = handedDown;
 }
 
 function secretKey(): Buffer {
-  const key = config().WEBHOOKS_SECRET_KEY;
+  const { key } = settings;
   if (!key) {
     throw new AppError('webhooksNotConfigured', 'webhooks are off on this server: set WEBHOOKS_SECRET_KEY (32 random bytes, e.g. `openssl rand -base64 32`) and restart it');
   }
@@ -37,7 +42,7 @@ function secretKey(): Buffer {
 /** The URL as the WHATWG parser writes it, once it passed the SSRF guard against what it resolves to now. */
 async function checkedUrl(url: string, lookup?: Lookup): Promise<string> {
   try {
-    return (await checkWebhookTarget(url, targetPolicy(), { lookup })).url.href;
+    return (await checkWebhookTarget(url, settings.policy, { lookup })).url.href;
   } catch (error) {
     if (error instanceof TargetRefused) throw new AppError('webhookUrlNotAllowed', error.message, 'url');
     throw error;

@@ -6,8 +6,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
-import { signIn } from '@/test/actors';
-import { type Receiver, startReceiver } from '@/test/webhook-receiver';
+import { signIn } from '@test-support/actors';
+import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
 import { disableAfterMs, retryWindowMs } from './schedule';
 import { encryptSecret, newSigningSecret } from './secrets';

@@ -1,4 +1,5 @@
-import { type AuthState, authFailure, resolveBearer } from '@/server/auth/bearer';
+import { type AuthState, authFailure } from '@/server/auth/auth-state';
+import { resolveBearer } from '@/server/tokens/bearer';
 import { authenticationFailures, rateLimitRefusals } from '@/server/observability/metrics';
 import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 

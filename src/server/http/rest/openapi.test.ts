@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { NO_CONTROL_CHARACTERS } from '@/shared/control-characters';
 import { errorCatalog } from '@/shared/errors';
-import { appRouter } from '@/server/trpc/app-router';
+import { appRouter } from '@/server/app-router';
 
 import { stringifyExactJson } from './exact-json';
 import { buildOpenApiDocument } from './openapi';

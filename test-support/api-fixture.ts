@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 
 import { type Conformance, loadConformance } from './openapi-conformance';
-import { api, type ApiClient, type ApiResponse, describeExchange } from '../../support/http-client';
-import { type RunningServer, startServer } from '../../support/server-process';
+import { api, type ApiClient, type ApiResponse, describeExchange } from './http-client';
+import { type RunningServer, startServer } from './server-process';
 
 export type TestServer = RunningServer & {
   conformance: Conformance;

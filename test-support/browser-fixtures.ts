@@ -3,8 +3,8 @@ import path from 'node:path';
 
 import { test as base, expect, type Page, type TestInfo } from '@playwright/test';
 
-import { createTokenWithCli, revokeTokenWithCli } from '../support/token-command';
-import { projectRoot } from '../support/server-process';
+import { createTokenWithCli, revokeTokenWithCli } from './token-command';
+import { projectRoot } from './server-process';
 
 
 export const SCREENS_DIR = path.join(projectRoot, 'test-results', 'e2e', 'screens');

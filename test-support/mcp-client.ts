@@ -7,8 +7,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 
-import { expectNoInternalDetail } from './fixture';
-import { api, type ApiResponse, describeExchange, parseLossless, type RequestOptions } from '../../support/http-client';
+import { expectNoInternalDetail } from './api-fixture';
+import { api, type ApiResponse, describeExchange, parseLossless, type RequestOptions } from './http-client';
 
 export const MCP_PATH = '/api/mcp';
 

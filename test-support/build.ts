@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TEST_BUILD_DIR = '.test-build';
 export const testBuildDir = path.join(projectRoot, TEST_BUILD_DIR);
 

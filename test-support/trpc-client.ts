@@ -1,16 +1,19 @@
 /**
  * The admin page's door as its client speaks it, for tests that try the same finding on both doors: calls
  * with superjson input (`json`, and `meta` tagging bigint ids), batches, and tRPC's error body read back.
+ * The one tRPC client of the API tests: `trpcCall` for a call as the page makes it, `trpcRequest` for a
+ * request shaped by hand.
  */
+import superjson from 'superjson';
 import { expect } from 'vitest';
 
 export type TrpcErrorBody = { message: string; data: { httpStatus: number; error: number; field: string | null } };
 
-type Call = { token?: string; method?: 'GET' | 'POST'; body?: string; query?: string };
+type Call = { token?: string; method?: string; body?: string; query?: string; headers?: Record<string, string> };
 
 /** One request to `/api/trpc/<path>`: a GET unless a body is given. */
 export function trpcRequest(baseUrl: string, path: string, call: Call = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...call.headers };
   if (call.token) headers.authorization = `Bearer ${call.token}`;
   if (call.body !== undefined) headers['content-type'] = 'application/json';
   return fetch(`${baseUrl}/api/trpc/${path}${call.query ? `?${call.query}` : ''}`, { method: call.method ?? (call.body === undefined ? 'GET' : 'POST'), headers, body: call.body });
@@ -22,6 +25,40 @@ export function trpcBatch(baseUrl: string, token: string, paths: string[], input
   return method === 'POST'
     ? trpcRequest(baseUrl, paths.join(','), { token, query: 'batch=1', body: input })
     : trpcRequest(baseUrl, paths.join(','), { token, query: `batch=1&input=${encodeURIComponent(input)}` });
+}
+
+/** What a call answered: its status, its body parsed (undefined when it is not JSON) and as sent. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tRPC answers of several shapes, read as each test needs
+export type TrpcAnswer = { status: number; body: any; text: string };
+
+/**
+ * One call as the admin page's client makes it: the input in superjson, a query as a GET with `?input=`, a
+ * mutation as a POST (`{}` when it has no input).
+ */
+export async function trpcCall(
+  baseUrl: string,
+  kind: 'query' | 'mutation',
+  procedure: string,
+  { token, input }: { token?: string | null; input?: unknown } = {},
+): Promise<TrpcAnswer> {
+  const serialized = input === undefined ? undefined : JSON.stringify(superjson.serialize(input));
+  const response =
+    kind === 'query'
+      ? await trpcRequest(baseUrl, procedure, { token: token ?? undefined, query: serialized === undefined ? undefined : `input=${encodeURIComponent(serialized)}` })
+      : await trpcRequest(baseUrl, procedure, { token: token ?? undefined, body: serialized ?? '{}' });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body, text };
+}
+
+/** The result of a call that succeeded, read back from superjson (bigint ids as bigint, dates as Date). */
+export function trpcData<T = unknown>(answer: TrpcAnswer): T {
+  return superjson.deserialize<T>((answer.body as { result: { data: Parameters<typeof superjson.deserialize>[0] } }).result.data);
 }
 
 /** The errors of an answer, one per call (a single call's error as a list of one); undefined for a result. */

@@ -6,7 +6,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { expect } from 'vitest';
 
-import { type ApiResponse, describeExchange, parseLossless } from '../../support/http-client';
+import { type ApiResponse, describeExchange, parseLossless } from './http-client';
 
 type Json = Record<string, unknown>;
 type MediaType = { schema?: Json };

@@ -4,7 +4,7 @@
  * machine's own PostgreSQL (its clusters, its port 5432) is used or touched.
  *
  * Run by hand to keep one up while developing:
- *   node --import tsx e2e/support/postgres.ts     # prints TEST_POSTGRES_URL=…, stops on Ctrl-C
+ *   node --import tsx test-support/postgres.ts     # prints TEST_POSTGRES_URL=…, stops on Ctrl-C
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';

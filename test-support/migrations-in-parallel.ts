@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const migrateModulePath = path.join(projectRoot, 'src', 'server', 'db', 'migrate.ts');
 
 /** A bound against a runner that hangs; reaching it fails the test with the runners' output. */

@@ -1,7 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 
-import { expect } from './fixtures';
+import { expect } from './browser-fixtures';
 
 /**
  * axe's serious and critical findings on the page as it is now (WCAG 2.1 A/AA and best practice); with

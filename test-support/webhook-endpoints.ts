@@ -1,7 +1,7 @@
 /** What the webhook suites share: the environment that turns webhooks on for loopback receivers. */
 import { randomBytes } from 'node:crypto';
 
-import type { ApiClient } from '../../support/http-client';
+import type { ApiClient } from './http-client';
 
 /** A server whose webhooks may go to receivers on loopback (the tests' own), with a short retry schedule. */
 export function webhookEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -1,11 +1,8 @@
 import 'server-only';
 
-import { verifyToken } from '@/server/tokens/service';
-import { AppError } from '@/shared/errors';
+import type { AuthState } from '@/server/auth/auth-state';
 
-import type { Actor } from './permissions';
-
-export type AuthState = { status: 'signedIn'; actor: Actor; tokenId: number } | { status: 'missing' } | { status: 'invalid' };
+import { verifyToken } from './service';
 
 /** `Bearer <token>`, the scheme word in any case (RFC 6750 with RFC 9110's case-insensitive schemes). */
 const BEARER = /^bearer(?: (.*))?$/i;
@@ -21,11 +18,4 @@ export async function resolveBearer(authorization: string | null | undefined): P
   if (!token) return { status: 'invalid' };
   const check = await verifyToken(token);
   return check.ok ? { status: 'signedIn', actor: check.actor, tokenId: check.tokenId } : { status: 'invalid' };
-}
-
-/** Why a request without a valid token is refused: the same words on both doors. */
-export function authFailure(status: 'missing' | 'invalid'): AppError {
-  return status === 'missing'
-    ? new AppError('missingToken', 'a bearer token is required: send the header "Authorization: Bearer <token>"')
-    : new AppError('invalidToken', 'the bearer token is not valid: it is unknown, revoked or expired');
 }
