@@ -87,9 +87,9 @@ async function main(): Promise<void> {
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
   const metrics = settings.METRICS === 'on';
-  if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./observability/webhook-queue')).readWebhookQueue);
+  if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./webhooks/queue-figures')).readWebhookQueue);
   // Neither metrics nor traces: the front runs without an observer at all.
-  const observer = metrics || tracing ? (await import('./observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
+  const observer = metrics || tracing ? (await import('./http/observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
   if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
   const pages = dev
     ? await (await import('./http/pages-dev')).startDevPages(projectRoot)

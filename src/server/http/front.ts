@@ -5,8 +5,8 @@ import type { AnyTRPCRouter } from '@trpc/server';
 
 import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
-import type { FrontObserver } from '@/server/observability/front-observer';
-import { createMetricsRoute, METRICS_PATH } from '@/server/observability/metrics-route';
+import type { FrontObserver } from './observability/front-observer';
+import { createMetricsRoute, METRICS_PATH } from './observability/metrics-route';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';

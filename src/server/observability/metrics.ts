@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  *
  * Labels are bounded by construction: route templates and procedure names from the router, a door from a
  * fixed list, a status code, an outcome from a fixed list. Nothing a client writes (a path, an id, a tool
- * name) becomes a label value; route-label.ts collapses every path it does not know into one value.
+ * name) becomes a label value; http/observability/route-label.ts collapses every path it does not know into one value.
  *
  * The figures that live in the database (the webhook queue) and in the PostgreSQL pool are read when
  * Prometheus scrapes, not kept up to date on every request.

@@ -7,7 +7,7 @@ import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type Span
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 
-import type { TraceExporterName, TracingSettings } from './tracing';
+import type { TraceExporterName, TracingSettings } from './tracing-settings';
 
 /**
  * The OpenTelemetry SDK, loaded only when tracing is on (tracing.ts). The standard variables the SDK reads itself

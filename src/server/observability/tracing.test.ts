@@ -11,7 +11,7 @@ import type { Logger } from '@/server/log';
 import { appRouter } from '@/server/app-router';
 import { signIn } from '@test-support/actors';
 
-import { createFrontObserver } from './front-observer';
+import { createFrontObserver } from '@/server/http/observability/front-observer';
 import { startTracing, traceExporters, type TracingSettings } from './tracing';
 
 /**

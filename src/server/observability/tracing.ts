@@ -1,11 +1,20 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 
 import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
-import type { Config } from '@/server/config';
-import type { FrontRequest } from '@/server/http/request';
-import type { AttemptResult } from '@/server/webhooks/send';
+import type { TraceExporterName, TracingSettings } from './tracing-settings';
+
+/** What a request span needs of the front's request (http/request.ts's FrontRequest fits it). */
+type TracedRequest = {
+  method: string;
+  id: string;
+  raw: { url?: string; headers: IncomingHttpHeaders };
+  trace: { door?: string; userId?: number; traceId?: string };
+};
+
+/** What a delivery span records of an attempt's outcome (webhooks/send.ts's AttemptResult fits it). */
+type AttemptOutcome = { ok: boolean; status: number | null; error: string | null };
 
 /**
  * Traces (OpenTelemetry), off unless the standard variables ask for them. This file is what the server always
@@ -20,18 +29,7 @@ import type { AttemptResult } from '@/server/webhooks/send';
  * outbox row that caused it holds no trace context) whose `traceparent` goes to the receiver.
  */
 
-export type TracingSettings = Pick<
-  Config,
-  | 'OTEL_SDK_DISABLED'
-  | 'OTEL_TRACES_EXPORTER'
-  | 'OTEL_EXPORTER_OTLP_ENDPOINT'
-  | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
-  | 'OTEL_EXPORTER_OTLP_PROTOCOL'
-  | 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
-  | 'OTEL_SERVICE_NAME'
->;
-
-export type TraceExporterName = 'otlp' | 'console';
+export type { TraceExporterName, TracingSettings } from './tracing-settings';
 
 /**
  * Where spans go, or none (tracing off). The specification makes `otlp` the default exporter of an SDK that is
@@ -78,7 +76,7 @@ function end(span: Span, failed: boolean, message?: string): void {
  * with the route once the door is known. Continues the caller's `traceparent`; puts the trace id in the
  * request's log line.
  */
-export function inRequestSpan(request: FrontRequest, response: ServerResponse, routeOf: (request: FrontRequest) => string, handle: () => Promise<void>): Promise<void> {
+export function inRequestSpan<R extends TracedRequest>(request: R, response: ServerResponse, routeOf: (request: R) => string, handle: () => Promise<void>): Promise<void> {
   if (!tracer) return handle();
   const parent = propagation.extract(ROOT_CONTEXT, request.raw.headers);
   const span = tracer.startSpan(
@@ -116,7 +114,7 @@ async function inSpan<T>(name: string, kind: SpanKind, attributes: Record<string
 }
 
 /** The door's span, inside the front's: its guards (token, body, turn) and its call(s), named once the door is known. */
-export function inDoorSpan(request: FrontRequest, run: () => Promise<void>): Promise<void> {
+export function inDoorSpan(request: TracedRequest, run: () => Promise<void>): Promise<void> {
   if (!tracer) return run();
   return inSpan('door', SpanKind.INTERNAL, {}, async (span) => {
     try {
@@ -140,7 +138,7 @@ export type DeliveryAttempt = { endpointId: number; deliveryId: number; eventId:
  * receiver (`traceparent`, W3C Trace Context), empty while tracing is off. The span records the answer's
  * status, or the error when none came.
  */
-export function inDeliverySpan(attempt: DeliveryAttempt, send: (traceHeaders: Record<string, string>) => Promise<AttemptResult>): Promise<AttemptResult> {
+export function inDeliverySpan<R extends AttemptOutcome>(attempt: DeliveryAttempt, send: (traceHeaders: Record<string, string>) => Promise<R>): Promise<R> {
   if (!tracer) return send({});
   const target = URL.canParse(attempt.url) ? new URL(attempt.url) : undefined;
   const attributes = {

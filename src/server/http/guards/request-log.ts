@@ -8,7 +8,7 @@ import type { FrontRequest } from '../request';
  * One line per request, written when its answer has gone out (or the client left first): the request id,
  * method, path (never the query, which may hold what a client did not mean to log), status, time, door,
  * user id, for tRPC how many calls, and with tracing on the trace id. Never a header or a body.
- * `answered` sees the same figures (the request metrics: observability/front-observer.ts).
+ * `answered` sees the same figures (the request metrics: http/observability/front-observer.ts).
  */
 export function logWhenAnswered(
   request: FrontRequest,

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FrontRequest } from '@/server/http/request';
 import { type Reply, refuse } from '@/server/http/reply';
 
-import { scrape } from './metrics';
+import { scrape } from '@/server/observability/metrics';
 
 export const METRICS_PATH = '/api/metrics';
 

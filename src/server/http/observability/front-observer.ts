@@ -4,9 +4,9 @@ import type { AnyTRPCRouter } from '@trpc/server';
 
 import type { FrontRequest } from '@/server/http/request';
 
-import { httpRequestDuration, httpRequests } from './metrics';
+import { httpRequestDuration, httpRequests } from '@/server/observability/metrics';
 import { createRouteLabeler, doorLabel, methodLabel } from './route-label';
-import { inDoorSpan, inRequestSpan } from './tracing';
+import { inDoorSpan, inRequestSpan } from '@/server/observability/tracing';
 
 /** What the front tells observability about each request; see front.ts for where each is called. */
 export type FrontObserver = {

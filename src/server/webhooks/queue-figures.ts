@@ -1,6 +1,6 @@
 import { db } from '@/server/db/client';
 
-import type { WebhookQueueFigures } from './metrics';
+import type { WebhookQueueFigures } from '@/server/observability/metrics';
 
 /** The webhook queue's figures for a scrape: four counts on indexed columns, on every instance together. */
 export async function readWebhookQueue(now = Date.now()): Promise<WebhookQueueFigures> {
