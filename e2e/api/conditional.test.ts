@@ -83,6 +83,33 @@ describe('conditional plant lists', () => {
     expect(etagOf(afterCreate)).not.toBe(etag);
   });
 
+  it('gives a 304 the headers its 200 carries: the same Link to the next page and Cache-Control private, no-cache, on either instance', async () => {
+    const member = await first.createToken('conditional-pager', 'member');
+    const onFirst = await checkedClient(first, member.token);
+    const onSecond = await checkedClient(second, member.token);
+    for (const id of [34_001n, 34_002n, 34_003n]) expectStatus(await onFirst.post('/api/plants', plantBody(id, `Pager ${id}`)), 200);
+
+    const page = await onFirst.get('/api/plants?limit=2');
+    const etag = etagOf(page);
+    const link = page.headers.get('link');
+    expect(link).toContain('after=34002');
+    expect(page.headers.get('cache-control')).toBe('private, no-cache');
+    // On the instance that answered the 200, and on the other (which has to read the page for its Link).
+    for (const client of [onFirst, onSecond]) {
+      const again = await client.get('/api/plants?limit=2', { headers: { 'If-None-Match': etag } });
+      expect(again.status).toBe(304);
+      expect(again.headers.get('etag')).toBe(etag);
+      expect(again.headers.get('link')).toBe(link);
+      expect(again.headers.get('cache-control')).toBe('private, no-cache');
+    }
+    // The last page has no next one, and neither has its 304.
+    const whole = await onFirst.get('/api/plants?limit=1000');
+    expect(whole.headers.get('link')).toBeNull();
+    const wholeAgain = await onSecond.get('/api/plants?limit=1000', { headers: { 'If-None-Match': etagOf(whole) } });
+    expect(wholeAgain.status).toBe(304);
+    expect(wholeAgain.headers.get('link')).toBeNull();
+  });
+
   it('sees a change made by another token: a second token of the member, and an admin', async () => {
     const member = await first.createToken('conditional-owner', 'member');
     const otherToken = await first.createToken('conditional-owner', 'member');

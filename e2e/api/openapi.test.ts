@@ -62,10 +62,10 @@ describe('GET /api/openapi.json', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
   });
 
-  it('is OpenAPI 3.1 with title "Plant Store" and version 1.1.0 (the contract\'s additions)', () => {
+  it('is OpenAPI 3.1 with title "Plant Store" and version 1.2.0 (the contract\'s additions: conditional lists and the MCP door)', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
     expect(doc.info.title).toBe('Plant Store');
-    expect(doc.info.version).toBe('1.1.0');
+    expect(doc.info.version).toBe('1.2.0');
   });
 
   it('has the three operations of the contract, PATCH (1.1.0) and the CSV export under /api/plants, and only webhook administration beside them', () => {

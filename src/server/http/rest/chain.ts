@@ -36,10 +36,43 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
  * per Idempotency-Key where the operation declares one), and the answer (exact int64, 204 for no result,
  * `ETag` where conditional, `Link` for the next page, `{error, message}` for every failure).
  */
+/**
+ * A conditional answer may be kept, but only by the client (`private`: it depends on the token) and only
+ * after asking again (`no-cache`), which is what makes `If-None-Match` worth sending (docs/contract.md).
+ */
+const CONDITIONAL_CACHE_CONTROL = 'private, no-cache';
+
+function notModified(etag: string, link: string): Reply {
+  return jsonReply(304, null, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
+}
+
+/** How many ETags' Links a process remembers for its 304s (~200 bytes each); the oldest is forgotten first. */
+const REMEMBERED_LINKS = 10_000;
+
+/**
+ * The `Link` header (or '' for none) of each conditional 200 this process answered, by path and ETag. An ETag
+ * names the caller's version of the data and the input, so the Link it went with cannot change while the
+ * ETag holds. Bounded, so a client sending many distinct queries only pushes old entries out; a forgotten
+ * one costs running the procedure once more.
+ */
+function rememberedLinks() {
+  const entries = new Map<string, string>();
+  return {
+    get: (pathname: string, etag: string) => entries.get(`${pathname} ${etag}`),
+    set(pathname: string, etag: string, link: string) {
+      const key = `${pathname} ${etag}`;
+      entries.delete(key);
+      entries.set(key, link);
+      if (entries.size > REMEMBERED_LINKS) entries.delete(entries.keys().next().value!);
+    },
+  };
+}
+
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, waitForTurn, publicUrl, cors } = options;
   const match = buildRouteTable(router, API_BASE_PATH);
   const callProcedure = createProcedureCaller(router);
+  const links = rememberedLinks();
 
   return async function answerRest(request: FrontRequest, response: ServerResponse): Promise<Reply> {
     request.trace.door = 'rest';
@@ -82,7 +115,11 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it
     // did not read are not charged (docs/api.md, "Conditional lists").
     const etag = route.conditional && auth.status === 'signedIn' ? entityTag(route, await route.conditional(auth.actor), input) : undefined;
-    if (etag !== undefined && noneMatch(request.raw, etag)) return jsonReply(304, null, { ETag: etag });
+    // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
+    // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
+    // procedure after all (another instance served the 200, or it was forgotten).
+    const known = etag !== undefined && noneMatch(request.raw, etag) ? links.get(url.pathname, etag) : undefined;
+    if (known !== undefined) return notModified(etag!, known);
     const answer = async (): Promise<Answered> => {
       let result: unknown;
       try {
@@ -97,6 +134,11 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       const json = stringifyExactJson(result);
       const headers: Record<string, string> = etag === undefined ? {} : { ETag: etag };
       if (nextPageQuery) headers.Link = nextPageLink(url.pathname, nextPageQuery, publicUrl);
+      if (etag !== undefined) {
+        links.set(url.pathname, etag, headers.Link ?? '');
+        if (noneMatch(request.raw, etag)) return { reply: notModified(etag, headers.Link ?? ''), operationStarted: true };
+        headers['Cache-Control'] = CONDITIONAL_CACHE_CONTROL;
+      }
       return { reply: jsonReply(200, json, headers), operationStarted: true };
     };
     if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
