@@ -36,6 +36,7 @@ export async function restorePlants(actor: Actor, ids: bigint[]): Promise<Restor
   for (const row of kept) {
     try {
       await db.$transaction([
+        // plant scope: puts back a plant this actor deleted (the tombstone's deletedById above), as it was.
         db.plant.create({ data: { ...row, nameFolded: foldForSearch(row.name) }, select: { id: true } }),
         db.plantTombstone.delete({ where: { id: row.id }, select: { id: true } }),
       ]);

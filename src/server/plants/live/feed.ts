@@ -1,8 +1,10 @@
 import 'server-only';
 
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
+
+import { inPlantScope } from '../scope';
 
 import { onPlantsChanged } from './wake';
 
@@ -43,7 +45,7 @@ type LogRow = { seq: number; plantId: bigint; ownerId: number; kind: string; nam
 type Delivery = { seq: number; event: PlantChangeEvent };
 type Stream = { actor: Actor; tokenKey: string; push: (batch: Delivery[]) => void };
 
-const sees = (actor: Actor, row: LogRow) => can(actor, 'plants:any') || row.ownerId === actor.userId;
+const sees = (actor: Actor, row: LogRow) => inPlantScope(actor, row.ownerId);
 
 function eventOf(row: LogRow): PlantChangeEvent {
   if (row.kind === 'deleted') return { kind: 'deleted', id: BigInt(row.plantId) };
