@@ -7,7 +7,7 @@ import { AppError } from '@/shared/errors';
 import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPatch } from '@/shared/plants';
 
 import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
-import { plantEventsCommitted } from './events';
+import { plantsCommitted } from './events';
 import { plantScopeWhere } from './scope';
 
 /** The only columns that leave the data layer: owner and timestamps stay inside. */
@@ -20,8 +20,9 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
       data: { id: plant.id, name: plant.name, nameFolded: foldForSearch(plant.name), tag: plant.tag ?? null, ownerId: actor.userId },
       select: plantColumns,
     });
-    // The webhook event was written with the row, by the database (the outbox trigger); this wakes the sender.
-    plantEventsCommitted();
+    // The webhook event and the live feed's log row were written with the row, by the database (triggers);
+    // this wakes the webhook sender and the feed's reader of this process.
+    plantsCommitted({ outboxEvents: true });
     return toPlant(row);
   } catch (error) {
     // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
@@ -56,13 +57,15 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
   const row = await db.plant.findFirst({ where: { id, ...plantScopeWhere(actor) }, select: plantColumns });
   // Deleted in the instant between the two statements: as a delete that came first.
   if (!row) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
+  // A rename or re-tag writes the live feed's log (no webhook event): its reader looks at once.
+  plantsCommitted({ outboxEvents: false });
   return toPlant(row);
 }
 
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
   const { count } = await db.plant.deleteMany({ where: { id, ...plantScopeWhere(actor) } });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
-  plantEventsCommitted();
+  plantsCommitted({ outboxEvents: true });
 }
 
 /**

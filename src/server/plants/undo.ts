@@ -4,8 +4,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
-import { plantsChanged } from './live/wake';
-import { plantEventsCommitted } from './events';
+import { plantsCommitted } from './events';
 
 /**
  * Undo of a delete made from the admin page: the page deletes with `keepForUndo`, which keeps each plant as
@@ -47,8 +46,7 @@ export async function restorePlants(actor: Actor, ids: bigint[]): Promise<Restor
     }
   }
   if (outcome.restored.length > 0) {
-    plantEventsCommitted();
-    plantsChanged();
+    plantsCommitted({ outboxEvents: true });
   }
   return outcome;
 }

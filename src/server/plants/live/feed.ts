@@ -4,9 +4,8 @@ import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 
+import { onPlantsCommitted } from '../events';
 import { inPlantScope } from '../scope';
-
-import { onPlantsChanged } from './wake';
 
 /**
  * The live feed behind `plants.changes`: what changed in the plants, within a second, on every instance.
@@ -130,7 +129,8 @@ function createReader() {
       });
   }
 
-  const stopWaking = onPlantsChanged(pollSoon);
+  // Every commit of this process, one row or many, whichever door: the log has its rows already.
+  const stopWaking = onPlantsCommitted(pollSoon);
   void stopWaking;
 
   return {
