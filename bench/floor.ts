@@ -26,13 +26,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 
 import Database from 'better-sqlite3';
 
+import { BODY_LIMIT_BYTES } from '../src/shared/limits';
 import { withoutTrailingSlashes } from '../src/shared/text';
 import { API_HEADERS } from './api-headers';
 import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const BODY_LIMIT_BYTES = 64 * 1024;
 const PAGE_LIMIT_DEFAULT = 100;
 const PAGE_LIMIT_MAX = 1000;
 const LAST_USED_PRECISION_MS = 60_000;

@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT } from '@/shared/limits';
 
 import { leastServerTime, mainThreadCpuMs, REQUEST_BUDGET_MS } from '@test-support/server-cpu';
 
@@ -62,8 +62,7 @@ function post(path: string, body: string | Buffer, options: { token?: boolean; h
     ]);
 }
 const slashes = '/'.repeat(16_300);
-const BODY_LIMIT = 64 * 1024;
-const atLimit = (head: string, tail: string, fill = 'a') => `${head}${fill.repeat(BODY_LIMIT - head.length - tail.length)}${tail}`;
+const atLimit = (head: string, tail: string, fill = 'a') => `${head}${fill.repeat(BODY_LIMIT_BYTES - head.length - tail.length)}${tail}`;
 /** A JSON value `depth` arrays deep. */
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 /** A create body of about `size` bytes whose fields past id and name are unknown ones, each named anew. */
@@ -132,7 +131,7 @@ const REQUESTS: HostileRequest[] = [
   },
   { name: 'REST: a create with an Idempotency-Key and a tag nested 4,000 deep (canonical JSON)', door: 'rest', who: 'member', bytes: post('/api/plants', `{"id": 9700000, "name": "x", "tag": ${nested(4_000)}}`, { token: true, headers: 'Idempotency-Key: cost-deep\r\n' }) },
   // A refused body keeps nothing under its key, and its message names three fields, not 6,000.
-  { name: 'REST: a create with an Idempotency-Key and 64 KiB of unknown fields', door: 'rest', who: 'member', bytes: post('/api/plants', unknownFields(BODY_LIMIT - 64), { token: true, headers: 'Idempotency-Key: cost-wide\r\n' }) },
+  { name: 'REST: a create with an Idempotency-Key and 64 KiB of unknown fields', door: 'rest', who: 'member', bytes: post('/api/plants', unknownFields(BODY_LIMIT_BYTES - 64), { token: true, headers: 'Idempotency-Key: cost-wide\r\n' }) },
   {
     name: 'tRPC: 10 deleteMany of 100 ids in one batch (ids of no plant, so every run deletes the same nothing)',
     door: 'trpc',

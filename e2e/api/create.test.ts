@@ -6,6 +6,8 @@ import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, 
 import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
 import { rawRequest } from '@test-support/http-client';
 
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
+
 const server = setupServer();
 const nextId = idSource(1_000n);
 
@@ -93,8 +95,8 @@ describe('POST /api/plants: success', () => {
   it('accepts a body of exactly 64 KiB', async () => {
     const id = nextId();
     const json = plantBody(id, 'Big but allowed');
-    const body = json.slice(0, -1) + ' '.repeat(64 * 1024 - Buffer.byteLength(json)) + '}';
-    expect(Buffer.byteLength(body)).toBe(64 * 1024);
+    const body = json.slice(0, -1) + ' '.repeat(BODY_LIMIT_BYTES - Buffer.byteLength(json)) + '}';
+    expect(Buffer.byteLength(body)).toBe(BODY_LIMIT_BYTES);
     expectStatus(await create(body), 200);
   });
 });
@@ -312,8 +314,8 @@ describe('POST /api/plants: media type (415) and size (413)', () => {
   it('rejects a body over 64 KiB with 413, error 41300', async () => {
     const id = nextId();
     const json = plantBody(id, 'Too big');
-    const body = json.slice(0, -1) + ' '.repeat(64 * 1024 + 1 - Buffer.byteLength(json)) + '}';
-    expect(Buffer.byteLength(body)).toBe(64 * 1024 + 1);
+    const body = json.slice(0, -1) + ' '.repeat(BODY_LIMIT_BYTES + 1 - Buffer.byteLength(json)) + '}';
+    expect(Buffer.byteLength(body)).toBe(BODY_LIMIT_BYTES + 1);
     expectError(await create(body), 413, 41300);
     expect((await listAll()).some((plant) => plant.id === id)).toBe(false);
   });

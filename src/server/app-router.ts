@@ -1,4 +1,4 @@
-import { onPlantEventsCommitted } from '@/server/plants/events';
+import { onPlantsCommitted } from '@/server/plants/events';
 import { plantsRouter } from '@/server/plants/router';
 import { tokensRouter } from '@/server/tokens/router';
 import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
@@ -10,8 +10,10 @@ import { webhooksRouter } from '@/server/webhooks/router';
  * none). Features do not import each other; where one must hear another, it is wired here.
  */
 
-// A committed create or delete may have queued webhook deliveries (the outbox triggers): wake the sender.
-onPlantEventsCommitted(changeCommitted);
+// A committed create, delete or restore may have queued webhook deliveries (the outbox triggers): wake the sender.
+onPlantsCommitted((commit) => {
+  if (commit.outboxEvents) changeCommitted();
+});
 
 export const appRouter = createTRPCRouter({
   plants: plantsRouter,

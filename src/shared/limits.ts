@@ -16,6 +16,9 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
  */
 export const JSON_MAX_DEPTH = 32;
 
+/** The REST list's `If-None-Match`: an ETag is under 100 characters; a longer header is refused (400), not compared. */
+export const IF_NONE_MATCH_MAX_LENGTH = 8 * 1024;
+
 /** Calls per tRPC batch: the admin page sends a few at a time; more only multiplies one request's cost. */
 export const BATCH_MAX_CALLS = 10;
 

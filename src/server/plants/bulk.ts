@@ -6,10 +6,9 @@ import { db } from '@/server/db/client';
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection } from '@/shared/plants';
 
-import { plantsChanged } from './live/wake';
 import { conditions, idColumn, plantsFrom, ready, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
-import { plantEventsCommitted } from './events';
+import { plantsCommitted } from './events';
 
 /**
  * Bulk changes of the admin page: delete or re-tag what was selected, a list of ids or every plant that
@@ -68,8 +67,7 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
   if (keepForUndo) void sweepTombstones(Date.now() - UNDO_WINDOW_MS).catch(() => undefined);
   const done = new Set(asIds(deleted).map(String));
   if (done.size > 0) {
-    plantEventsCommitted();
-    plantsChanged();
+    plantsCommitted({ outboxEvents: true });
   }
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }
@@ -80,6 +78,6 @@ export async function bulkRetag(actor: Actor, charge: (units: number) => void, s
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));
-  if (done.size > 0) plantsChanged();
+  if (done.size > 0) plantsCommitted({ outboxEvents: false });
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }

@@ -1,12 +1,13 @@
 import 'server-only';
 
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
 import { ROWS_PER_UNIT } from '@/shared/limits';
 import { DEFAULT_SORT, type PlantFilters, type PlantSort } from '@/shared/plants';
 
 import { type KeysetPosition, positionOfRow, ready, selectFrom } from './query';
+import { seesEveryOwner } from './scope';
 
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
 export const EXPORT_BATCH = 1_000;
@@ -55,7 +56,7 @@ export async function* plantsCsv(
 ): AsyncGenerator<string> {
   const { sort = DEFAULT_SORT, ...unplanned } = input;
   const filters = await ready(unplanned, sort);
-  const withOwner = can(actor, 'plants:any');
+  const withOwner = seesEveryOwner(actor);
   yield CSV_BOM + csvRecord(withOwner ? ['id', 'name', 'tag', 'owner', 'created'] : ['id', 'name', 'tag']);
   let from: KeysetPosition | undefined;
   for (;;) {

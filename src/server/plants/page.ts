@@ -1,9 +1,10 @@
 import 'server-only';
 
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { DEFAULT_SORT, type PlantPageInput, type PlantRow } from '@/shared/plants';
 
 import { type Count, countBefore, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
+import { seesEveryOwner } from './scope';
 
 export type TablePage = {
   rows: PlantRow[];
@@ -32,7 +33,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   const { size, cursor, sort = DEFAULT_SORT, ...unplanned } = input;
   const asOf = new Date();
   const filters = await ready(unplanned, sort);
-  const withOwner = can(actor, 'plants:any');
+  const withOwner = seesEveryOwner(actor);
   const total = await countMatching(actor, filters);
   // The last page holds what is left over after whole pages, when the total is known; else a whole page.
   const lastPage = async () =>

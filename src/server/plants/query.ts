@@ -1,17 +1,19 @@
 import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, type Plant, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
 
+import { plantScopeSql, seesEveryOwner } from './scope';
 import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
 
 /**
- * The SQL every read of plant rows shares: the access rule and the filters (one WHERE), the sort orders as
- * keyset segments, and rows as the admin page gets them. The list, the page, the export, the bulk changes
- * and the tag suggestions all build on it, so none can forget the access rule.
+ * The SQL every read of plant rows shares: the access scope (scope.ts) and the filters (one WHERE), the sort
+ * orders as keyset segments, and rows as the admin page gets them. The list, the page, the export, the bulk
+ * changes and the tag suggestions all build on it; plants/scope.test.ts fails on a plant query that takes
+ * its access rule from anywhere but scope.ts.
  */
 
 /**
@@ -23,6 +25,7 @@ let namesFolded: Promise<void> | undefined;
 export function ensureNamesFolded(): Promise<void> {
   namesFolded ??= (async () => {
     for (;;) {
+      // plant scope: upkeep of every row, whose names go nowhere but back into the row.
       const rows = await db.plant.findMany({ where: { nameFolded: null }, select: { id: true, name: true }, take: 500 });
       if (rows.length === 0) return;
       await db.$transaction(rows.map((row) => db.plant.updateMany({ where: { id: row.id, name: row.name }, data: { nameFolded: foldForSearch(row.name) } })));
@@ -43,12 +46,11 @@ function searchOf(filters: PlannedFilters): NameSearch | undefined {
   return filters.search ?? { folded: foldForSearch(filters.q), plan: 'filter' };
 }
 
-/** The access rule and the tag and owner filters: which plants a view is about, before any name search. */
+/** The access scope and the tag and owner filters: which plants a view is about, before any name search. */
 function scopeConditions(actor: Actor, filters: PlantFilters): Prisma.Sql[] {
-  const list: Prisma.Sql[] = [];
-  if (!can(actor, 'plants:any')) list.push(Prisma.sql`p."ownerId" = ${actor.userId}`);
+  const list = plantScopeSql(actor);
   if (filters.owner !== undefined) {
-    if (!can(actor, 'plants:any')) throw new AppError('ownerFilterForAdmins', 'owner is a filter for admins: as a member you see only your own plants', 'owner');
+    if (!seesEveryOwner(actor)) throw new AppError('ownerFilterForAdmins', 'owner is a filter for admins: as a member you see only your own plants', 'owner');
     list.push(Prisma.sql`p."ownerId" = (SELECT u.id FROM "User" u WHERE u.name = ${filters.owner})`);
   }
   if (filters.tag !== undefined) list.push(Prisma.sql`p.tag = ${filters.tag}`);
@@ -73,6 +75,7 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
 /** Where the plant rows `p` come from: the table, or on SQLite for the index plan, the FTS5 matches' rows. */
 export function plantsFrom(filters: PlannedFilters): Prisma.Sql {
   const search = searchOf(filters);
+  // plant scope: a FROM, whose WHERE its callers take from conditions(), which starts with the scope.
   return search?.plan === 'index' && engine === 'sqlite' ? sqliteIndexedPlants(search.folded) : Prisma.sql`"Plant" p`;
 }
 
@@ -158,6 +161,7 @@ export const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag`;
 const OWNER_JOIN = Prisma.sql`JOIN "User" o ON o.id = p."ownerId"`;
 
 /** The SELECT of the admin page's rows: with owner and creation time for admins, and the sort key. */
+// plant scope: a SELECT … FROM, whose WHERE its callers (selectFrom, positionOf) take from conditions().
 export function rowSelect(withOwner: boolean, segment: Segment, from: Prisma.Sql = Prisma.sql`"Plant" p`): Prisma.Sql {
   const key = segment.key ? Prisma.sql`, ${segment.key} AS "sortKey"` : Prisma.empty;
   const joined = withOwner || segment.keyColumn === 'owner';
@@ -225,9 +229,11 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     return { count: found, exact: matches < COUNT_WALK_BUDGET };
   }
   // A short query, or many matches on PostgreSQL: the scope's rows in any order, each name tested.
+  // plant scope: `scope` is scopeConditions(), which starts with the scope.
   const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
   const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
   if (found > cap) return capped(found, false);
+  // plant scope: as above.
   const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
   return { count: found, exact: rows < COUNT_WALK_BUDGET };
 }

@@ -10,17 +10,19 @@ import {
   retagPlantsInput,
   tagSuggestionsInput,
   listPlantsInput,
+  NAME_MAX_LENGTH,
   newPlantSchema,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
   patchPlantInput,
   plantIdParam,
   plantPageInput,
+  TAG_MAX_LENGTH,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
-import { ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkRetag } from './bulk';
@@ -68,7 +70,7 @@ export const plantsRouter = createTRPCRouter({
       },
       mcp: {
         description:
-          'Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error 40006 if one has, even one you cannot see). name is 1 to 200 characters, tag (optional) 1 to 100. Returns the plant as stored.',
+          `Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error 40006 if one has, even one you cannot see). name is 1 to ${NAME_MAX_LENGTH} characters, tag (optional) 1 to ${TAG_MAX_LENGTH}. Returns the plant as stored.`,
       },
     })
     .input(newPlantSchema)
@@ -87,7 +89,7 @@ export const plantsRouter = createTRPCRouter({
           'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
         requestHeaders: z.object({
-          'If-None-Match': z.string().max(8192).regex(/^[\t\x20-\x7E]*$/).optional().meta({
+          'If-None-Match': z.string().max(IF_NONE_MATCH_MAX_LENGTH).regex(/^[\t\x20-\x7E]*$/).optional().meta({
             description:
               'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (docs/api.md, "Conditional lists").',
           }),
@@ -101,7 +103,7 @@ export const plantsRouter = createTRPCRouter({
       conditional: plantListVersion,
       mcp: {
         description:
-          'List the plants you have access to, by id ascending, at most limit (1 to 1000, default 100) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.',
+          `List the plants you have access to, by id ascending, at most limit (1 to ${PAGE_LIMIT_MAX}, default ${PAGE_LIMIT_DEFAULT}) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.`,
       },
     })
     .input(listPlantsInput)

@@ -57,6 +57,7 @@ type ExplainRow = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] };
 
 /** The rows PostgreSQL's planner expects `LIKE` to keep in the whole store (its statistics; nothing is read). */
 async function postgresEstimate(folded: string): Promise<number> {
+  // plant scope: EXPLAIN reads no row; the estimate is of the whole store and only picks a plan.
   const [row] = await db.$queryRaw<ExplainRow[]>`EXPLAIN (FORMAT JSON) SELECT 1 FROM "Plant" p WHERE p."nameFolded" LIKE ${likePattern(folded)}`;
   return row?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? Number.POSITIVE_INFINITY;
 }
@@ -78,5 +79,6 @@ export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."
 export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
   // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
   // without statistics SQLite would rather walk an index of the access rule ("ownerId" = ?) for every match.
+  // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
   return Prisma.sql`(${ftsMatches(folded, limit)}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
 }

@@ -1,30 +1,28 @@
 import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPatch } from '@/shared/plants';
 
 import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
-import { plantEventsCommitted } from './events';
+import { plantsCommitted } from './events';
+import { plantScopeWhere } from './scope';
 
 /** The only columns that leave the data layer: owner and timestamps stay inside. */
 const plantColumns = { id: true, name: true, tag: true } as const;
 
-/** Members reach their own plants, admins every plant; everything else is "not found". */
-export function accessibleBy(actor: Actor) {
-  return can(actor, 'plants:any') ? {} : { ownerId: actor.userId };
-}
-
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
   try {
+    // plant scope: a create writes the actor's own plant (ownerId below); it reads nothing of others'.
     const row = await db.plant.create({
       data: { id: plant.id, name: plant.name, nameFolded: foldForSearch(plant.name), tag: plant.tag ?? null, ownerId: actor.userId },
       select: plantColumns,
     });
-    // The webhook event was written with the row, by the database (the outbox trigger); this wakes the sender.
-    plantEventsCommitted();
+    // The webhook event and the live feed's log row were written with the row, by the database (triggers);
+    // this wakes the webhook sender and the feed's reader of this process.
+    plantsCommitted({ outboxEvents: true });
     return toPlant(row);
   } catch (error) {
     // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
@@ -54,18 +52,20 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
     ...(patch.tag === undefined ? {} : { tag: patch.tag }),
   };
   // One conditional write: the access rule is part of its WHERE, so there is no read-then-write window.
-  const { count } = await db.plant.updateMany({ where: { id, ...accessibleBy(actor) }, data });
+  const { count } = await db.plant.updateMany({ where: { id, ...plantScopeWhere(actor) }, data });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
-  const row = await db.plant.findFirst({ where: { id, ...accessibleBy(actor) }, select: plantColumns });
+  const row = await db.plant.findFirst({ where: { id, ...plantScopeWhere(actor) }, select: plantColumns });
   // Deleted in the instant between the two statements: as a delete that came first.
   if (!row) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
+  // A rename or re-tag writes the live feed's log (no webhook event): its reader looks at once.
+  plantsCommitted({ outboxEvents: false });
   return toPlant(row);
 }
 
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
-  const { count } = await db.plant.deleteMany({ where: { id, ...accessibleBy(actor) } });
+  const { count } = await db.plant.deleteMany({ where: { id, ...plantScopeWhere(actor) } });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
-  plantEventsCommitted();
+  plantsCommitted({ outboxEvents: true });
 }
 
 /**
@@ -74,12 +74,14 @@ export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
  * random one that is free. Free when asked; a create with it can still lose a race, and says so.
  */
 export async function suggestPlantId(actor: Actor): Promise<bigint> {
-  const highest = await db.plant.findFirst({ where: accessibleBy(actor), orderBy: { id: 'desc' }, select: { id: true } });
+  const highest = await db.plant.findFirst({ where: plantScopeWhere(actor), orderBy: { id: 'desc' }, select: { id: true } });
   const next = highest === null ? 1n : highest.id < INT64_MAX ? highest.id + 1n : null;
+  // plant scope: whether an id is free in the whole store, as a create would find; it tells nothing more.
   if (next !== null && (await db.plant.count({ where: { id: next } })) === 0) return next;
   for (let attempt = 0; attempt < 20; attempt++) {
     // A random id under 10^12: short enough to read, and about 10^12 to choose from.
     const candidate = BigInt(Math.floor(Math.random() * 1e12)) + 1n;
+    // plant scope: as above, free in the whole store.
     if ((await db.plant.count({ where: { id: candidate } })) === 0) return candidate;
   }
   throw new Error('no free plant id found in 20 tries');

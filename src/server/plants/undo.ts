@@ -4,8 +4,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
-import { plantsChanged } from './live/wake';
-import { plantEventsCommitted } from './events';
+import { plantsCommitted } from './events';
 
 /**
  * Undo of a delete made from the admin page: the page deletes with `keepForUndo`, which keeps each plant as
@@ -36,6 +35,7 @@ export async function restorePlants(actor: Actor, ids: bigint[]): Promise<Restor
   for (const row of kept) {
     try {
       await db.$transaction([
+        // plant scope: puts back a plant this actor deleted (the tombstone's deletedById above), as it was.
         db.plant.create({ data: { ...row, nameFolded: foldForSearch(row.name) }, select: { id: true } }),
         db.plantTombstone.delete({ where: { id: row.id }, select: { id: true } }),
       ]);
@@ -46,8 +46,7 @@ export async function restorePlants(actor: Actor, ids: bigint[]): Promise<Restor
     }
   }
   if (outcome.restored.length > 0) {
-    plantEventsCommitted();
-    plantsChanged();
+    plantsCommitted({ outboxEvents: true });
   }
   return outcome;
 }

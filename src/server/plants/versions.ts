@@ -1,7 +1,9 @@
 import 'server-only';
 
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
+
+import { plantScope } from './scope';
 
 /**
  * The version of everything a plant list could show its caller: it changes with every committed change the
@@ -19,10 +21,11 @@ import { db } from '@/server/db/client';
  * which costs the next poll a 200, never a stale 304.
  */
 export async function plantListVersion(actor: Actor): Promise<string> {
-  if (can(actor, 'plants:any')) {
+  const scope = plantScope(actor);
+  if (scope.everyOwner) {
     const [row] = await db.$queryRaw<{ version: string }[]>`SELECT CAST(COALESCE(SUM("version"), 0) AS TEXT) AS version FROM "PlantListVersion"`;
     return `all:${row?.version ?? '0'}`;
   }
-  const [row] = await db.$queryRaw<{ version: string }[]>`SELECT CAST("version" AS TEXT) AS version FROM "PlantListVersion" WHERE "ownerId" = ${actor.userId}`;
-  return `owner ${actor.userId}:${row?.version ?? '0'}`;
+  const [row] = await db.$queryRaw<{ version: string }[]>`SELECT CAST("version" AS TEXT) AS version FROM "PlantListVersion" WHERE "ownerId" = ${scope.ownerId}`;
+  return `owner ${scope.ownerId}:${row?.version ?? '0'}`;
 }

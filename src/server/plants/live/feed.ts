@@ -1,10 +1,11 @@
 import 'server-only';
 
-import { can, type Actor } from '@/server/auth/permissions';
+import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 
-import { onPlantsChanged } from './wake';
+import { onPlantsCommitted } from '../events';
+import { inPlantScope } from '../scope';
 
 /**
  * The live feed behind `plants.changes`: what changed in the plants, within a second, on every instance.
@@ -43,7 +44,7 @@ type LogRow = { seq: number; plantId: bigint; ownerId: number; kind: string; nam
 type Delivery = { seq: number; event: PlantChangeEvent };
 type Stream = { actor: Actor; tokenKey: string; push: (batch: Delivery[]) => void };
 
-const sees = (actor: Actor, row: LogRow) => can(actor, 'plants:any') || row.ownerId === actor.userId;
+const sees = (actor: Actor, row: LogRow) => inPlantScope(actor, row.ownerId);
 
 function eventOf(row: LogRow): PlantChangeEvent {
   if (row.kind === 'deleted') return { kind: 'deleted', id: BigInt(row.plantId) };
@@ -128,7 +129,8 @@ function createReader() {
       });
   }
 
-  const stopWaking = onPlantsChanged(pollSoon);
+  // Every commit of this process, one row or many, whichever door: the log has its rows already.
+  const stopWaking = onPlantsCommitted(pollSoon);
   void stopWaking;
 
   return {
