@@ -2,6 +2,8 @@
  * One server per test file, and the assertions every file shares. Every response a client from here
  * receives is checked against the server's own OpenAPI document.
  */
+import http from 'node:http';
+
 import { afterAll, beforeAll, expect } from 'vitest';
 
 import { type Conformance, loadConformance } from './openapi-conformance';
@@ -139,4 +141,26 @@ export async function msUntilRefused(client: ApiClient, since: number, boundMs: 
     expect(elapsed, `the token is still accepted ${elapsed} ms after its revoke (bound ${boundMs} ms)`).toBeLessThan(boundMs);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * One create over a keep-alive agent, for writers that must not stop at a refused or cut connection (a
+ * SIGKILL, a backup under way): the status, or null when no whole answer came.
+ */
+export function createOver(agent: http.Agent, baseUrl: string, token: string, id: bigint, options: { name: string; timeoutMs: number }): Promise<number | null> {
+  return new Promise((resolve) => {
+    const body = Buffer.from(plantBody(id, `${options.name} ${id}`));
+    const request = http.request(
+      `${baseUrl}/api/plants`,
+      { method: 'POST', agent, timeout: options.timeoutMs, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': body.length } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.complete ? (response.statusCode ?? 0) : null));
+        response.on('error', () => resolve(null));
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('timeout')));
+    request.on('error', () => resolve(null));
+    request.end(body);
+  });
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { plantBody } from '@test-support/api-fixture';
+import { createOver } from '@test-support/api-fixture';
 import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 import { testBuildDir } from '@test-support/build';
 import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
@@ -26,24 +26,6 @@ afterAll(async () => {
   for (const server of servers) await server.stop();
   await Promise.all(databases.map((database) => database.drop()));
 });
-
-function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): Promise<number | null> {
-  return new Promise((resolve) => {
-    const body = Buffer.from(plantBody(id, `backed up ${id}`));
-    const request = http.request(
-      `${baseUrl}/api/plants`,
-      { method: 'POST', agent, timeout: 30_000, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': body.length } },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.complete ? (response.statusCode ?? 0) : null));
-        response.on('error', () => resolve(null));
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error('timeout')));
-    request.on('error', () => resolve(null));
-    request.end(body);
-  });
-}
 
 const ids = (rows: { id: unknown }[]) => new Set(rows.map((row) => String(row.id)));
 
@@ -64,7 +46,7 @@ describe(`npm run db:backup (${testEngine})`, () => {
     const writers = Array.from({ length: 8 }, async () => {
       while (!stopped) {
         const id = nextId++;
-        if ((await create(agent, original.baseUrl, original.adminToken, id)) === 200) acknowledged.push({ id, at: performance.now() });
+        if ((await createOver(agent, original.baseUrl, original.adminToken, id, { name: 'backed up', timeoutMs: 30_000 })) === 200) acknowledged.push({ id, at: performance.now() });
       }
     });
     try {

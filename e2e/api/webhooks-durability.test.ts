@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
-import { plantBody } from '@test-support/api-fixture';
+import { createOver } from '@test-support/api-fixture';
 import { eventually, plantIdOf, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { api } from '@test-support/http-client';
@@ -37,25 +37,6 @@ async function start(database: TestDatabase, env: Record<string, string>): Promi
   const server = await startServer({ database, env });
   started.push(server);
   return server;
-}
-
-/** One create over a keep-alive agent; the status, or null when no answer came (the kill). */
-function create(agent: http.Agent, baseUrl: string, token: string, id: bigint): Promise<number | null> {
-  return new Promise((resolve) => {
-    const body = Buffer.from(plantBody(id, `durable ${id}`));
-    const request = http.request(
-      `${baseUrl}/api/plants`,
-      { method: 'POST', agent, timeout: 10_000, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': body.length } },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.complete ? (response.statusCode ?? 0) : null));
-        response.on('error', () => resolve(null));
-      },
-    );
-    request.on('timeout', () => request.destroy(new Error('timeout')));
-    request.on('error', () => resolve(null));
-    request.end(body);
-  });
 }
 
 /** Commit (the event's timestamp) to arrival at the receiver, in ms: p50 and p99. */
@@ -85,7 +66,7 @@ describe('a crash between commit and delivery', () => {
       while (!stopped && Date.now() < stopAt) {
         const id = nextId++;
         attempted.add(String(id));
-        if ((await create(agent, first.baseUrl, token, id)) === 200) acknowledged.add(String(id));
+        if ((await createOver(agent, first.baseUrl, token, id, { name: 'durable', timeoutMs: 10_000 })) === 200) acknowledged.add(String(id));
       }
     });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -140,7 +121,7 @@ describe('two instances on one database', () => {
     const statuses = await Promise.all(
       Array.from({ length: 16 }, async (_, loop) => {
         const seen: (number | null)[] = [];
-        for (let id = next++; id < total; id = next++) seen.push(await create(agents[loop % 2]!, [one, two][loop % 2]!.baseUrl, token, BigInt(id + 1)));
+        for (let id = next++; id < total; id = next++) seen.push(await createOver(agents[loop % 2]!, [one, two][loop % 2]!.baseUrl, token, BigInt(id + 1), { name: 'durable', timeoutMs: 10_000 }));
         return seen;
       }),
     );

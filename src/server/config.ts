@@ -97,6 +97,13 @@ const SECRET_VARIABLES = new Set(['DATABASE_URL', 'WEBHOOKS_SECRET_KEY', 'METRIC
  * can do is accepted: OTLP over HTTP (protobuf or JSON) and the console; gRPC needs a native-free but large
  * client this bundle leaves out, so it is refused with the HTTP alternative instead of being ignored.
  */
+/** Whether `value` is an http:// or https:// URL that also passes `more`. */
+function isHttpUrl(value: string, more: (url: URL) => boolean = () => true): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && more(url);
+}
+
 const otlpProtocol = z
   .string()
   .trim()
@@ -108,18 +115,7 @@ const otlpEndpoint = z
   .string()
   .trim()
   .optional()
-  .refine(
-    (value) => {
-      if (value === undefined) return true;
-      try {
-        const url = new URL(value);
-        return url.protocol === 'http:' || url.protocol === 'https:';
-      } catch {
-        return false;
-      }
-    },
-    { message: 'is the http:// or https:// address of an OTLP/HTTP receiver, e.g. http://collector:4318' },
-  );
+  .refine((value) => value === undefined || isHttpUrl(value), { message: 'is the http:// or https:// address of an OTLP/HTTP receiver, e.g. http://collector:4318' });
 
 const environmentSchema = z.object({
   PORT: wholeNumber(3000, { max: 65535 }),
@@ -148,18 +144,9 @@ const environmentSchema = z.object({
     // The list's Link header starts with it; the document bounds that header's length.
     .max(2000, { message: 'is at most 2000 characters' })
     .optional()
-    .refine(
-      (value) => {
-        if (value === undefined) return true;
-        try {
-          const url = new URL(value);
-          return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash;
-        } catch {
-          return false;
-        }
-      },
-      { message: 'is the http:// or https:// address people reach the service at, e.g. https://plants.example.com' },
-    )
+    .refine((value) => value === undefined || isHttpUrl(value, (url) => !url.username && !url.password && !url.search && !url.hash), {
+      message: 'is the http:// or https:// address people reach the service at, e.g. https://plants.example.com',
+    })
     .transform((value) => (value === undefined ? undefined : withoutTrailingSlashes(value))),
   RATE_LIMIT_PER_TOKEN: rateLimit('600/100'),
   RATE_LIMIT_AUTH_FAILURES: rateLimit('60/1'),
