@@ -12,3 +12,6 @@ export const API_HEADERS = [
   'Cache-Control', 'no-store',
   'Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 ];
+
+/** The list's: the same, but `Cache-Control: private, no-cache`, as the app's conditional list answers (docs/api.md, "Conditional lists"). */
+export const API_LIST_HEADERS = API_HEADERS.map((value, index) => (index > 0 && API_HEADERS[index - 1] === 'Cache-Control' ? 'private, no-cache' : value));

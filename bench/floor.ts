@@ -28,7 +28,7 @@ import Database from 'better-sqlite3';
 
 import { BODY_LIMIT_BYTES } from '../src/shared/limits';
 import { withoutTrailingSlashes } from '../src/shared/text';
-import { API_HEADERS } from './api-headers';
+import { API_HEADERS, API_LIST_HEADERS } from './api-headers';
 import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
@@ -103,7 +103,7 @@ function send(response: ServerResponse, status: number, body: string | null, hea
 
 /** The list's hot path: exactly 200 with the body and maybe a Link, without an extra object per answer. */
 function sendList(response: ServerResponse, body: string, link: string | null, etag: string): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS, 'Content-Type', 'application/json', 'ETag', etag];
+  const all = ['X-Request-Id', randomUUID(), ...API_LIST_HEADERS, 'Content-Type', 'application/json', 'ETag', etag];
   if (link !== null) all.push('Link', link);
   all.push('Content-Length', String(Buffer.byteLength(body)));
   response.writeHead(200, all);

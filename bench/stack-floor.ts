@@ -29,7 +29,7 @@ import { z } from 'zod';
 
 import { PrismaClient } from '../src/generated/prisma/client';
 import { withoutTrailingSlashes } from '../src/shared/text';
-import { API_HEADERS } from './api-headers';
+import { API_HEADERS, API_LIST_HEADERS } from './api-headers';
 import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
 
 const INT64_MIN = -(2n ** 63n);
@@ -169,8 +169,8 @@ function refusalOf(error: unknown, invalidStatus: number, invalidValue: number):
 // --- HTTP ----------------------------------------------------------------------------------------------
 
 /** One answer: the headers as a flat [name, value, …] list with a Content-Length, as the floor writes them. */
-function send(response: ServerResponse, status: number, body: string | null, headers: Record<string, string> = {}): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS];
+function send(response: ServerResponse, status: number, body: string | null, headers: Record<string, string> = {}, base = API_HEADERS): void {
+  const all = ['X-Request-Id', randomUUID(), ...base];
   if (body !== null) all.push('Content-Type', 'application/json');
   for (const name in headers) all.push(name, headers[name]!);
   if (body !== null) all.push('Content-Length', String(Buffer.byteLength(body)));
@@ -259,7 +259,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
       });
       let body = '[';
       for (let i = 0; i < plants.length; i++) body += (i === 0 ? '' : ',') + plantJson(plants[i]!);
-      return send(response, 200, `${body}]`, { ETag: context.etag!, ...(context.link === undefined ? {} : { Link: context.link }) });
+      return send(response, 200, `${body}]`, { ETag: context.etag!, ...(context.link === undefined ? {} : { Link: context.link }) }, API_LIST_HEADERS);
     }
     const fields = parseBody(await readBody(request));
     const plant = await caller.create(fields as z.input<typeof newPlant>).catch((error: unknown) => {
