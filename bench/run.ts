@@ -29,7 +29,7 @@ import { parseOptions, UsageError, USAGE } from './lib/options';
 import { benchDir, projectRoot } from './lib/paths';
 import { descendants, freePort, type Server, waitFor200 } from './lib/proc';
 import { int } from './lib/report';
-import { createToken, startApp, startFloor, startStackFloor } from './lib/servers';
+import { createToken, startApp, startFloor } from './lib/servers';
 import { abPhase, floorCheckPhase } from './phases/ab';
 import { browserPhase } from './phases/browser';
 import { coldPhase } from './phases/cold';
@@ -174,11 +174,11 @@ async function main(): Promise<number> {
     let floor: Server | null = null;
     let stack: Server | null = null;
     if (options.engine === 'sqlite') {
-      floor = startFloor(scripts.floor, await freePort(), databaseUrl);
+      floor = startFloor('floor', scripts.floor, await freePort(), databaseUrl);
       running.add(floor);
       await waitFor200(floor, '/api/health', performance.now(), 30_000);
       await contractCheck(app, floor, token, data, runner.nextCreateId, true);
-      stack = startStackFloor(scripts.stackFloor, await freePort(), databaseUrl);
+      stack = startFloor('stack', scripts.stackFloor, await freePort(), databaseUrl);
       running.add(stack);
       await waitFor200(stack, '/api/health', performance.now(), 30_000);
       await contractCheck(stack, floor, token, data, runner.nextCreateId, true);

@@ -71,21 +71,13 @@ export function startApp(options: {
   });
 }
 
-/** The floor (bench/floor.ts, bundled): node:http + better-sqlite3 on the same SQLite file. */
-export function startFloor(script: string, port: number, databaseUrl: string): Server {
+/**
+ * A floor, bundled, on the same SQLite file as the app: `floor` (bench/floor.ts: node:http + better-sqlite3) or
+ * `stack` (bench/stack-floor.ts: tRPC + zod + Prisma's client, used minimally).
+ */
+export function startFloor(name: 'floor' | 'stack', script: string, port: number, databaseUrl: string): Server {
   return startProcess({
-    name: 'floor',
-    command: process.execPath,
-    args: [script],
-    env: { DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1' },
-    port,
-  });
-}
-
-/** The stack floor (bench/stack-floor.ts, bundled): tRPC + zod + Prisma's client, used minimally, on the same SQLite file. */
-export function startStackFloor(script: string, port: number, databaseUrl: string): Server {
-  return startProcess({
-    name: 'stack',
+    name,
     command: process.execPath,
     args: [script],
     env: { DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1' },
