@@ -5,25 +5,18 @@
  * the server bundles in about a second). E2E_REBUILD=1 always rebuilds, E2E_SKIP_BUILD=1 never does.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { PAGE_INPUTS, SERVER_INPUTS, staleInput } from '../src/tooling/build-inputs.mjs';
+
+/** The inputs of each half of the build (a change to one makes that half stale); the bench uses them too. */
+export { PAGE_INPUTS, SERVER_INPUTS, staleInput };
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TEST_BUILD_DIR = '.test-build';
 export const testBuildDir = path.join(projectRoot, TEST_BUILD_DIR);
-
-/** The inputs of each half of the build (a change to one makes that half stale); the bench uses them too. */
-export const SERVER_INPUTS = ['src/server', 'src/shared', 'src/cli', 'src/generated', 'prisma', 'package-lock.json', 'src/tooling/build.ts'];
-export const PAGE_INPUTS = ['src/app', 'src/ui', 'src/shared', 'public', 'next.config.mjs', 'package-lock.json'];
-
-/** The latest modification time of a file, or of anything inside a folder (0 when it does not exist). */
-function newestChange(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const stat = statSync(entry);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(entry).reduce((newest, name) => Math.max(newest, newestChange(path.join(entry, name))), stat.mtimeMs);
-}
 
 /**
  * The environment for a child process of the suites: ours without the test runner's NODE_ENV=test, with
@@ -38,12 +31,6 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 export function buildInfo(buildDir = testBuildDir): { serverBuiltAt?: string; pagesBuiltAt?: string | null } | undefined {
   const file = path.join(buildDir, 'BUILD_INFO.json');
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
-}
-
-/** The first of `inputs` (under `root`) changed since `builtAt`, 'never built' without one; undefined when current. */
-export function staleInput(root: string, inputs: string[], builtAt: string | null | undefined): string | undefined {
-  if (!builtAt) return 'never built';
-  return inputs.find((input) => newestChange(path.join(root, input)) > Date.parse(builtAt));
 }
 
 const isStale = (inputs: string[], builtAt: string | null | undefined) => staleInput(projectRoot, inputs, builtAt) !== undefined;
