@@ -25,6 +25,11 @@ const staleBecause = pagesStale ?? serverStale;
 const why = !info ? `No build in ${shownDir} yet` : staleBecause === 'never built' ? `The build in ${shownDir} has no admin pages` : `The build in ${shownDir} is older than ${staleBecause}`;
 const tsx = path.join(projectRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 if (!existsSync(tsx)) {
+  // A production install (`npm run build && npm prune --omit=dev`): prune rewrites package-lock.json after the
+  // build, so there only the sources can say the build is old.
+  const sourcesOnly = (inputs) => inputs.filter((input) => input !== 'package-lock.json');
+  const staleSources = info && (staleInput(projectRoot, sourcesOnly(PAGE_INPUTS), info.pagesBuiltAt) ?? staleInput(projectRoot, sourcesOnly(SERVER_INPUTS), info.serverBuiltAt));
+  if (info && !staleSources) process.exit(0);
   console.error(`${why}, and the tools to make one are not installed: run npm ci && npm run build.`);
   process.exit(1);
 }

@@ -91,6 +91,13 @@ describe('before npm start', () => {
     expect(result.stderr).toContain('older than src/server, and the tools to make one are not installed: run npm ci && npm run build.');
   });
 
+  it('starts a pruned production install, whose package-lock.json npm prune rewrote after the build', () => {
+    builtAt(new Date(Date.now() - 60_000));
+    touch('package-lock.json', new Date());
+    rmSync(path.join(root, 'node_modules'), { recursive: true });
+    expect(preStart()).toMatchObject({ status: 0, build: undefined });
+  });
+
   it('starts a build shipped without its sources (nothing to compare against)', () => {
     builtAt(new Date(Date.now() - 60_000));
     rmSync(path.join(root, 'src/server'), { recursive: true });
