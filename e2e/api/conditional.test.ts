@@ -4,11 +4,13 @@
  * database (on SQLite two processes on one file, on PostgreSQL the scale-out setup): a change made through
  * either, by any token, reaches the other's ETags, since the versions live in the database.
  */
+import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { checkedClient, expectError, expectStatus, plantBody } from '@test-support/api-fixture';
-import { createTestDatabase, type TestDatabase } from '@test-support/database';
-import type { ApiClient, ApiResponse } from '@test-support/http-client';
+import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
+import { api, type ApiClient, type ApiResponse } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
 
 /** A list of up to 1,000 costs 10 units (docs/api.md, "Rate limits"); the burst is sized against that below. */
@@ -167,5 +169,51 @@ describe('conditional plant lists', () => {
     expectError(await client.get('/api/plants?limit=0', { headers: { 'If-None-Match': '*' } }), 400, 40007);
     const anonymous = await checkedClient(first, null);
     expectError(await anonymous.get('/api/plants', { headers: { 'If-None-Match': '*' } }), 401, 40100);
+  });
+
+  it('sees a change committed behind every server\'s back, by a program that is no server, on both instances at once', async () => {
+    const member = await first.createToken('conditional-elsewhere', 'member');
+    const onFirst = await checkedClient(first, member.token);
+    const onSecond = await checkedClient(second, member.token);
+    expectStatus(await onFirst.post('/api/plants', plantBody(35_001n, 'Calathea')), 200);
+    const etag = etagOf(await onFirst.get('/api/plants'));
+    // Both instances have answered this version (on SQLite each keeps it in memory, plants/version-watch.ts).
+    for (const client of [onFirst, onSecond]) expect(await unchanged(client, '/api/plants', etag)).toBe(true);
+
+    // This test's own connection is another process to both servers: no server hears of the change.
+    expect(await database.execute('UPDATE "Plant" SET "name" = ? WHERE "id" = ?', ['Calathea orbifolia', 35_001n])).toBe(1);
+    for (const client of [onFirst, onSecond]) {
+      const after = await client.get('/api/plants', { headers: { 'If-None-Match': etag } });
+      expectStatus(after, 200);
+      expect(after.json).toEqual([{ id: 35_001n, name: 'Calathea orbifolia' }]);
+    }
+    // A write elsewhere that no list shows (another table) keeps the new 304s, though every version kept was dropped.
+    const renamed = etagOf(await onFirst.get('/api/plants'));
+    await database.execute('UPDATE "User" SET "name" = "name" WHERE "name" = ?', ['conditional-elsewhere']);
+    for (const client of [onFirst, onSecond]) expect(await unchanged(client, '/api/plants', renamed)).toBe(true);
+  });
+
+  // On SQLite a 304 is answered from the versions the process keeps: no statement reaches the database.
+  it.runIf(testEngine === 'sqlite')('answers a 304 on SQLite without a statement to the database', async () => {
+    const metricsToken = randomBytes(32).toString('hex');
+    // A token cache longer than the test: a token re-read would be a statement too.
+    const watched = await startServer({ database, env: { METRICS: 'on', METRICS_TOKEN: metricsToken, AUTH_CACHE_TTL_MS: '600000', RATE_LIMIT_PER_TOKEN: 'off' } });
+    try {
+      const client = await checkedClient(watched, (await watched.createToken('conditional-quiet', 'member')).token);
+      expectStatus(await client.post('/api/plants', plantBody(36_001n, 'Peperomia')), 200);
+      const etag = etagOf(await client.get('/api/plants?limit=5'));
+      const queries = async () => {
+        const scrape = await api(watched.baseUrl, metricsToken).get('/api/metrics');
+        expectStatus(scrape, 200);
+        return Number(/^plantstore_db_statement_duration_seconds_count\{kind="query"\} (\d+)$/m.exec(scrape.text)?.[1]);
+      };
+      // What a scrape itself reads (the webhook queue's figures), measured the same way, then 20 polls between two scrapes.
+      const [before, between] = [await queries(), await queries()];
+      for (let poll = 0; poll < 20; poll++) expect(await unchanged(client, '/api/plants?limit=5', etag)).toBe(true);
+      const after = await queries();
+      expect(after - between).toBe(between - before);
+    } finally {
+      await watched.stop();
+    }
   });
 });

@@ -75,14 +75,17 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService, webhookCounts }, { startIdempotencySweep }] = await Promise.all([
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService, webhookCounts }, { startIdempotencySweep }, { keepPlantListVersions }] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
     import('./webhooks/worker'),
     import('./webhooks/service'),
     import('./idempotency/store'),
+    import('./plants/versions'),
   ]);
+  // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
+  const listVersions = keepPlantListVersions(settings.DATABASE_URL);
   // One key and one target policy, for the endpoints' rows and for the sender alike.
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
@@ -134,6 +137,7 @@ async function main(): Promise<void> {
       console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
       sweep.stop();
       await Promise.all([server.close(), webhooks?.stop()]);
+      listVersions.stop();
       await db.$disconnect();
       // What is still batched goes to the collector before the process ends.
       await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));

@@ -2,8 +2,10 @@ import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
+import { databaseFilePath } from '@/server/db/migrate-sqlite';
 
-import { plantScope } from './scope';
+import { plantScope, type PlantScope } from './scope';
+import { type SqliteVersionWatch, watchSqliteVersions } from './version-watch';
 
 /**
  * The version of everything a plant list could show its caller: it changes with every committed change the
@@ -19,13 +21,51 @@ import { plantScope } from './scope';
  *   would queue all writers on PostgreSQL).
  * Read before the list's query: a change that commits between the two makes the ETag older than the answer,
  * which costs the next poll a 200, never a stale 304.
+ *
+ * On SQLite the versions are kept in the process (version-watch.ts) and the answer is a string, at once: no
+ * query, no turn of the event loop. On PostgreSQL, and on SQLite when the watch cannot read the file, the
+ * answer is the read to run (on the request's turn): the caller's row through the app's client. PostgreSQL has no synchronous way to learn that another
+ * instance committed: a LISTEN/NOTIFY cache would answer from memory until the notification arrives, and a
+ * client that changed a plant on one instance and polls another at once could get a stale 304
+ * (docs/performance.md, "Conditional lists without a query").
  */
-export async function plantListVersion(actor: Actor): Promise<string> {
+export function plantListVersion(actor: Actor): string | (() => Promise<string>) {
   const scope = plantScope(actor);
+  if (watch !== undefined) {
+    try {
+      return watch.version(scope);
+    } catch {
+      // The file could not be read on the watch's connection (a lock held past its timeout, the file gone):
+      // the app's connection answers, as on PostgreSQL; the next request tries the watch again.
+    }
+  }
+  return () => readPlantListVersion(scope);
+}
+
+/** The scope's version read through the app's client: one query. */
+export async function readPlantListVersion(scope: PlantScope): Promise<string> {
   if (scope.everyOwner) {
     const [row] = await db.$queryRaw<{ version: string }[]>`SELECT CAST(COALESCE(SUM("version"), 0) AS TEXT) AS version FROM "PlantListVersion"`;
     return `all:${row?.version ?? '0'}`;
   }
   const [row] = await db.$queryRaw<{ version: string }[]>`SELECT CAST("version" AS TEXT) AS version FROM "PlantListVersion" WHERE "ownerId" = ${scope.ownerId}`;
   return `owner ${scope.ownerId}:${row?.version ?? '0'}`;
+}
+
+let watch: SqliteVersionWatch | undefined;
+
+/**
+ * Keeps the versions in this process where the engine allows it (SQLite), from now until `stop`. Called
+ * once by the composition root after the database is open (main.ts); without it every version is read.
+ */
+export function keepPlantListVersions(databaseUrl: string): { stop: () => void } {
+  if (!databaseUrl.startsWith('file:')) return { stop: () => {} };
+  const started = watchSqliteVersions(databaseFilePath(databaseUrl));
+  watch = started;
+  return {
+    stop() {
+      if (watch === started) watch = undefined;
+      started.close();
+    },
+  };
 }

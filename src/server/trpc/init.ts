@@ -72,13 +72,14 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
  *   OpenAPI text speaks of HTTP.
  * - `conditional`: for a query whose answer, given its input, changes only with data versioned per caller:
  *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
- *   without calling the procedure (http/rest/conditional.ts).
+ *   without calling the procedure (http/rest/conditional.ts). The version is known at once (a string: the
+ *   door may answer before the request takes a turn in the work queue) or is a read to run on its turn.
  */
 export type ProcedureMeta = {
   openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
   permission?: Permission;
   mcp?: { description?: string };
-  conditional?: (actor: Actor) => Promise<string>;
+  conditional?: (actor: Actor) => string | (() => Promise<string>);
 };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {

@@ -95,6 +95,17 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
+    // A conditional GET whose caller's version is known at once (kept in the process, plants/versions.ts) and
+    // whose answer the client already has: a 304 now, before a turn in the work queue. It calls no procedure
+    // and sends no query, so it costs what the door's own refusals cost; a version that needs a query waits
+    // for its turn below, like every call.
+    const knownVersion = route.conditional && auth.status === 'signedIn' && route.method === 'GET' ? route.conditional(auth.actor) : undefined;
+    if (typeof knownVersion === 'string' && request.raw.headers['if-none-match'] !== undefined) {
+      const etag = entityTag(route, knownVersion, restInput(route, url.searchParams, undefined, pathValues));
+      const link = noneMatch(request.raw, etag) ? links.get(url.pathname, etag) : undefined;
+      if (link !== undefined) return notModified(etag, link);
+    }
+
     let bytes: Buffer | undefined;
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       // A write that declares no body (rotate a secret, send a test event) is called as declared: with none,
@@ -114,7 +125,8 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // between the two can only make the ETag older than the answer), and an answer the client already has
     // is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it
     // did not read are not charged (docs/api.md, "Conditional lists").
-    const etag = route.conditional && auth.status === 'signedIn' ? entityTag(route, await route.conditional(auth.actor), input) : undefined;
+    const version = knownVersion ?? (route.conditional && auth.status === 'signedIn' ? route.conditional(auth.actor) : undefined);
+    const etag = version === undefined ? undefined : entityTag(route, typeof version === 'string' ? version : await version(), input);
     // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
     // procedure after all (another instance served the 200, or it was forgotten).

@@ -29,7 +29,7 @@ export type RestRoute = {
   /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
   requestHeaders: string[];
   /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
-  conditional?: (actor: Actor) => Promise<string>;
+  conditional?: (actor: Actor) => string | (() => Promise<string>);
 };
 
 export type RouteMatch =
