@@ -31,7 +31,7 @@ function touch(file: string, at: Date) {
 }
 
 function preStart() {
-  const run = spawnSync(process.execPath, [path.join(root, 'src/tooling/build-if-missing.mjs')], { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const run = spawnSync(process.execPath, [path.join(root, 'src/tooling/build-if-missing.mjs')], { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH } as unknown as NodeJS.ProcessEnv });
   const asked = path.join(root, 'build-asked');
   return { status: run.status, stderr: run.stderr, build: existsSync(asked) ? readFileSync(asked, 'utf8') : undefined };
 }
