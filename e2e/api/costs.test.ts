@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, kib, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { expectError, setupServer } from '@test-support/api-fixture';
 import { postMcp, rpcText } from '@test-support/mcp-client';
@@ -102,7 +102,7 @@ describe('reads cost their rows, their counts and their search', () => {
   });
 });
 
-describe(`a body costs one unit per ${BODY_BYTES_PER_UNIT / 1024} KiB`, () => {
+describe(`a body costs one unit per ${kib(BODY_BYTES_PER_UNIT)}`, () => {
   /** A create body of about `size` bytes whose unknown fields make it a 400: reading and parsing it is the whole cost. */
   function unknownFields(id: string, size: number): string {
     let body = `{"id":${id},"name":"x"`;
@@ -110,10 +110,10 @@ describe(`a body costs one unit per ${BODY_BYTES_PER_UNIT / 1024} KiB`, () => {
     return `${body}}`;
   }
 
-  it('on REST: a 64 KiB body is charged 8 units, before it is parsed', async () => {
+  it(`on REST: a ${kib(BODY_LIMIT_BYTES)} body is charged ${BODY_LIMIT_BYTES / BODY_BYTES_PER_UNIT} units, before it is parsed`, async () => {
     const body = unknownFields('7', BODY_LIMIT_BYTES);
     const cost = Math.ceil(Buffer.byteLength(body) / BODY_BYTES_PER_UNIT);
-    expect(cost).toBe(8);
+    expect(cost).toBe(BODY_LIMIT_BYTES / BODY_BYTES_PER_UNIT);
     for (let index = 0; index < Math.floor(BURST / cost); index++) expectError(await server.client(tokens['body-rest']).post('/api/plants', body), 400, 40005);
     const refused = await server.client(tokens['body-rest']).post('/api/plants', body);
     expectError(refused, 429, 42900);

@@ -15,6 +15,8 @@ import { rawExchange, type RawAnswer } from '@test-support/http-client';
 import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 import { trpcErrors, trpcRequest } from '@test-support/trpc-client';
 
+import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
+
 // Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });
 
@@ -73,9 +75,9 @@ describe('bodies on the tRPC door', () => {
     expectStatus(await server.anonymous.get('/api/health'), 200);
   });
 
-  it('refuses a declared Content-Length over 64 KiB at once on both doors', async () => {
+  it(`refuses a declared Content-Length over ${kib(BODY_LIMIT_BYTES)} at once on both doors`, async () => {
     for (const path of ['/api/plants', '/api/trpc/plants.create']) {
-      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 70000000\r\n\r\n`);
+      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT_BYTES * 1_000}\r\n\r\n`);
       expect(answer.status, path).toBe(413);
       expect(answer.closed, path).toBe(true);
     }
@@ -359,7 +361,7 @@ describe('what a request may cost the server (issue 18)', () => {
     const refusals = [
       ['two Host fields', `GET /api/health HTTP/1.1\r\nHost: ${host()}\r\nHost: evil.example\r\n\r\n`, 400],
       ['a malformed target', `GET plants HTTP/1.1\r\nHost: ${host()}\r\n\r\n`, 400],
-      ['a declared body over 64 KiB', `POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n`, 413],
+      [`a declared body over ${kib(BODY_LIMIT_BYTES)}`, `POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT_BYTES + 1}\r\n\r\n`, 413],
     ] as const;
     let id = 8_102_000n;
     for (const [what, refused, status] of refusals) {

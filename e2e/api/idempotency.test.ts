@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER, kib } from '@/shared/limits';
 
 import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
@@ -234,7 +234,7 @@ describe('what keys cost the server', () => {
     return { body: `${body}}`, fields };
   }
 
-  it('answers 64 KiB of unknown fields with a short message on both doors, and keeps nothing under a new key each time', async () => {
+  it(`answers ${kib(BODY_LIMIT_BYTES)} of unknown fields with a short message on both doors, and keeps nothing under a new key each time`, async () => {
     const { token } = await server.createToken('idem-unknown');
     const { body, fields } = unknownFieldsBody(String(nextId()), BODY_LIMIT_BYTES);
     const keys = Array.from({ length: 8 }, () => newKey());

@@ -13,6 +13,8 @@ import { expectError, expectNoInternalDetail, expectStatus, setupServer } from '
 import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from '@test-support/mcp-client';
 import { api, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
 
+import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
+
 const LIST = rpcText('tools/list', {});
 const callText = (name: string, args: unknown, id: string | number = 1) => rpcText('tools/call', { name, arguments: args }, id);
 
@@ -101,13 +103,14 @@ describe('with the default limits', () => {
       for (const origin of ['http://localhost:6274', 'http://127.0.0.1:3000', 'http://[::1]:8080']) expectStatus(await post(LIST, { headers: { Origin: origin } }), 200);
     });
 
-    it('stops reading a body at 64 KiB: 413, error 41300', async () => {
-      expectError(await post(callText('plants_list', { q: 'x'.repeat(70 * 1024) })), 413, 41300);
+    it(`stops reading a body at ${kib(BODY_LIMIT_BYTES)}: 413, error 41300`, async () => {
+      expectError(await post(callText('plants_list', { q: 'x'.repeat(BODY_LIMIT_BYTES + 1) })), 413, 41300);
       const chunked = await rawRequest(server.baseUrl, {
         method: 'POST',
         path: MCP_PATH,
         headers: { ...MCP_HEADERS, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        chunks: Array.from({ length: 80 }, () => new Uint8Array(1024).fill(0x20)),
+        // 80 KiB of white space: past the limit, with no Content-Length to refuse it by.
+        chunks: Array.from({ length: BODY_LIMIT_BYTES / 1024 + 16 }, () => new Uint8Array(1024).fill(0x20)),
       });
       expectError(chunked, 413, 41300);
     });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Logger } from '@/server/log';
 import { appRouter } from '@/server/app-router';
 import type { Context } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 
 import { createFront, type FrontOptions } from './front';
@@ -67,7 +67,7 @@ function endlessBody() {
 }
 
 describe('the REST chain', () => {
-  it('stops reading a body at 64 KiB and answers 413, closing the connection', async () => {
+  it(`stops reading a body at ${kib(BODY_LIMIT_BYTES)} and answers 413, closing the connection`, async () => {
     const { token } = await signIn('front-streamer');
     const response = await post('/api/plants', endlessBody(), { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     expect(response.status).toBe(413);

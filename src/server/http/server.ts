@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
+import { HEADERS_MAX_BYTES, REQUEST_TIMEOUT_MS } from '@/shared/limits';
 
 import { GuardedResponse, oneRequestAtATime } from './connection';
 import { addressGroup, createClientAddresses } from './guards/client-address';
@@ -18,7 +19,6 @@ import { addressGroup, createClientAddresses } from './guards/client-address';
 export const HEADERS_TIMEOUT_MS = 10_000;
 const CHECK_INTERVAL_MS = 1_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-const REQUEST_TIMEOUT_MS = 60_000;
 const SOCKET_IDLE_TIMEOUT_MS = 120_000;
 /** How long a shutdown waits for requests in flight before it cuts their connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -93,6 +93,7 @@ export async function startHttpServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
+      maxHeaderSize: HEADERS_MAX_BYTES,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: CHECK_INTERVAL_MS,
       // The front answers a request without Host itself, in the contract's shape.
