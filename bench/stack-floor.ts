@@ -142,13 +142,22 @@ const router = t.router({
 });
 const createCaller = t.createCallerFactory(router);
 
-/** A procedure's failure as the floor answers it: a refusal as is, a failed input check with its first issue. */
-function refusalOf(error: unknown, invalid: ErrorKind): unknown {
+type Issue = { code: string; path: PropertyKey[]; message: string };
+
+/**
+ * A procedure's failure as the floor answers it: a refusal as is, a failed input check with its first issue,
+ * as `invalid`; in a body (`body` given), sorted as the app sorts it: a field missing, of the wrong type, or
+ * unknown.
+ */
+function refusalOf(error: unknown, invalid: ErrorKind, body?: Record<string, unknown>): unknown {
   if (!(error instanceof TRPCError)) return error;
   if (error.cause instanceof Refusal) return error.cause;
-  const issues = (error.cause as { issues?: { message: string }[] } | undefined)?.issues;
-  if (error.code === 'BAD_REQUEST' && issues?.[0]) return new Refusal(invalid, issues[0].message);
-  return error;
+  const issue = (error.cause as { issues?: Issue[] } | undefined)?.issues?.[0];
+  if (error.code !== 'BAD_REQUEST' || !issue) return error;
+  if (!body) return new Refusal(invalid, issue.message);
+  const kind: ErrorKind =
+    issue.code === 'unrecognized_keys' ? 'unknownField' : issue.code === 'invalid_type' ? (body[issue.path[0] as string] === undefined ? 'missingField' : 'wrongType') : invalid;
+  return new Refusal(kind, issue.message);
 }
 
 // --- the operations, through a caller ------------------------------------------------------------------
@@ -168,7 +177,7 @@ async function create(response: ServerResponse, actor: Actor, body: string): Pro
   const plant = await createCaller({ actor })
     .create(fields as z.input<typeof newPlant>)
     .catch((error: unknown) => {
-      throw refusalOf(error, 'invalidValue');
+      throw refusalOf(error, 'invalidValue', fields);
     });
   send(response, 200, plantJson(plant));
 }
