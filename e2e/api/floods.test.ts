@@ -31,7 +31,7 @@ function rawPath(baseUrl: string, method: string, path: string, headers: Record<
 }
 
 function expectTooManyRequests(response: ApiResponse, burst: number): void {
-  expectError(response, 429, 42900);
+  expectError(response, 'tooManyRequests');
   expect(response.headers.get('retry-after'), `Retry-After of\n${describeExchange(response)}`).toMatch(/^[1-9]\d*$/);
   expect(response.headers.get('ratelimit-limit'), 'RateLimit-Limit').toBe(String(burst));
   expect(response.headers.get('ratelimit-remaining'), 'RateLimit-Remaining').toBe('0');
@@ -157,7 +157,7 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
         `${roundsDuringStall} probe rounds answered meanwhile, the slowest in ${Math.round(Math.max(...probeTimes))} ms`,
     );
     for (const { response, seconds } of answers) {
-      expectError(response, 408, 40800);
+      expectError(response, 'bodyTimeout');
       expect(seconds).toBeGreaterThanOrEqual(BODY_IDLE_TIMEOUT_MS / 1000 - 0.5);
       expect(seconds).toBeLessThan(BODY_IDLE_TIMEOUT_MS / 1000 + 5);
     }
@@ -182,7 +182,7 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
           : `${outcome.error} after ${outcome.ms} ms, ${outcome.sentBytes} bytes sent`,
       );
       if (outcome.kind === 'answered') {
-        expectError(outcome.response, 413, 41300);
+        expectError(outcome.response, 'bodyTooLarge');
       }
       expectStatus(await server.anonymous.get('/api/health'), 200);
     }
@@ -206,14 +206,14 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
     for (let index = 0; index < 8; index++) answers.push(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${String(index).repeat(43)}` }));
     const statuses = answers.map((response) => response.status);
     expect(statuses.slice(0, 5), statuses.join(',')).toEqual([401, 401, 401, 401, 401]);
-    for (const response of answers.slice(0, 5)) expectError(response, 401, 40101);
+    for (const response of answers.slice(0, 5)) expectError(response, 'invalidToken');
     for (const response of answers.slice(5)) expectTooManyRequests(response, 5);
     // Other garbage in the header counts too.
     expectTooManyRequests(await server.anonymous.get('/api/plants', { authorization: 'Bearer not-a-token' }), 5);
     expectStatus(await calm.get('/api/plants?limit=1'), 200);
     // It refills at one per second.
     await sleep(1_200);
-    expectError(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${'Z'.repeat(43)}` }), 401, 40101);
+    expectError(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${'Z'.repeat(43)}` }), 'invalidToken');
   });
 });
 
