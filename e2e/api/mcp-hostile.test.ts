@@ -13,7 +13,7 @@ import { expectError, expectNoInternalDetail, expectStatus, setupServer } from '
 import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from '@test-support/mcp-client';
 import { api, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
 
-import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib } from '@/shared/limits';
 
 const LIST = rpcText('tools/list', {});
 const callText = (name: string, args: unknown, id: string | number = 1) => rpcText('tools/call', { name, arguments: args }, id);
@@ -159,12 +159,12 @@ describe('with the default limits', () => {
       expect(stringId.json.id).toBe('9007199254740993');
     });
 
-    it('may nest 32 levels, no deeper (-32700, found before anything parses it); 100,000 deep costs nothing', async () => {
+    it(`may nest ${JSON_MAX_DEPTH} levels, no deeper (-32700, found before anything parses it); 100,000 deep costs nothing`, async () => {
       // The message, params and arguments are three levels; the argument's arrays the rest.
-      const within = await post(callText('plants_list', { q: JSON.parse(nested(29)) }));
+      const within = await post(callText('plants_list', { q: JSON.parse(nested(JSON_MAX_DEPTH - 3)) }));
       expectStatus(within, 200);
       expectToolError(within.json.result, 'wrongType', 'q must be text');
-      expectRpcError(await post(callText('plants_list', { q: JSON.parse(nested(30)) })), 400, -32700, /more than 32 levels/);
+      expectRpcError(await post(callText('plants_list', { q: JSON.parse(nested(JSON_MAX_DEPTH - 2)) })), 400, -32700, new RegExp(`more than ${JSON_MAX_DEPTH} levels`));
       const startedAt = performance.now();
       expectRpcError(await post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plants_list","arguments":{"q":${nested(30_000)}}}}`), 400, -32700);
       expect(performance.now() - startedAt).toBeLessThan(2_000);
