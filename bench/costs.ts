@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 
 import Database from 'better-sqlite3';
 
+import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, kib } from '@/shared/limits';
 import { foldForSearch } from '@/shared/plants';
 
 import { ensureTestBuild } from '@test-support/build';
@@ -23,7 +24,6 @@ import { type RunningServer, startServer } from '@test-support/server-process';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const BASELINE_DIR = process.env.BASELINE_DIR;
-const LIMIT = 64 * 1024;
 
 const nest = (depth: number, inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
 const list = (count: number, item: string) => Array(count).fill(item).join(',');
@@ -48,7 +48,14 @@ const PROBES: Probe[] = [
     body: `{${Array.from({ length: 10 }, (_, index) => `"${index}":{"json":{"id":"${index + 1}","name":"x","tag":${nest(2_400, '1')}},"meta":{"values":{"id":["bigint"]}}}`).join(',')}}`,
   },
   { label: 'REST create with an Idempotency-Key, tag nested 4,000 deep', units: '1', method: 'POST', path: '/api/plants', body: `{"id":7,"name":"x","tag":${nest(4_000, '1')}}`, keyed: true },
-  { label: 'REST create with an Idempotency-Key, 6,500 unknown fields (64 KiB)', units: '8', method: 'POST', path: '/api/plants', body: unknownFields('7', LIMIT), keyed: true },
+  {
+    label: `REST create with an Idempotency-Key, 6,500 unknown fields (${kib(BODY_LIMIT_BYTES)})`,
+    units: String(BODY_LIMIT_BYTES / BODY_BYTES_PER_UNIT),
+    method: 'POST',
+    path: '/api/plants',
+    body: unknownFields('7', BODY_LIMIT_BYTES),
+    keyed: true,
+  },
   { label: 'REST create with an Idempotency-Key, tag of 21,000 integers (42 KB)', units: '6', method: 'POST', path: '/api/plants', body: `{"id":7,"name":"x","tag":[${list(21_000, '1')}]}`, keyed: true },
   { label: 'REST list, q matching nothing, limit=1000 (scans 50k plants)', units: '20', path: '/api/plants?q=zzzz&limit=1000' },
   { label: 'REST list, limit=1000', units: '10', path: '/api/plants?limit=1000' },
@@ -127,8 +134,8 @@ async function measure(dir: string | undefined): Promise<Map<string, string>> {
       for (let round = 0; round < ROUNDS; round++) status = await send();
       figures.set(probe.label, `${((cpuMs(server.pid) - before) / ROUNDS).toFixed(1)} ms (${status})`);
     }
-    // What the keys keep: 64 KiB of unknown fields under a new key each time, 8 at once for 5 s.
-    const body = unknownFields('7', LIMIT);
+    // What the keys keep: a body limit's worth of unknown fields under a new key each time, 8 at once for 5 s.
+    const body = unknownFields('7', BODY_LIMIT_BYTES);
     let sent = 0;
     const until = Date.now() + 5_000;
     await Promise.all(
@@ -144,7 +151,7 @@ async function measure(dir: string | undefined): Promise<Map<string, string>> {
       }),
     );
     const [kept] = await server.database.query<{ bytes: bigint | null }>('SELECT SUM(LENGTH("response")) AS bytes FROM "IdempotencyKey"');
-    figures.set('keys kept after 8 × 5 s of 64 KiB unknown-field creates, a new key each', `${(Number(kept?.bytes ?? 0n) / 1e6).toFixed(1)} MB for ${sent} requests`);
+    figures.set(`keys kept after 8 × 5 s of ${kib(BODY_LIMIT_BYTES)} unknown-field creates, a new key each`, `${(Number(kept?.bytes ?? 0n) / 1e6).toFixed(1)} MB for ${sent} requests`);
   } finally {
     await server.stop();
   }

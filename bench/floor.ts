@@ -17,50 +17,50 @@
  * app's. Every answer carries the app's headers (its security headers, a request id, Content-Length: the
  * same bytes on the wire; the bench's contract check compares them).
  *
- * It is as fast as this stack allows, with nothing the contract does not need: statements prepared once,
+ * The wire contract itself (token check, routes, body, failures, Link and ETag) is bench/wire.ts's, shared
+ * with the stack floor; this file is the operations. It is as fast as this stack allows, with nothing the contract does not need: statements prepared once,
  * headers as one flat array per answer, the common queries (`limit=N`, `limit=N&after=ID`) read without
  * URLSearchParams, JSON written by hand, a Content-Length so node:http never chunks.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 
-import Database from 'better-sqlite3';
+import type { ErrorKind } from '../src/shared/errors';
+import {
+  type Actor,
+  ALL_LIST_VERSION_SQL,
+  CONTROL,
+  INT64_MAX,
+  INT64_MIN,
+  listEtag,
+  type ListQuery,
+  listVersion,
+  MARK,
+  NAME_MAX_LENGTH,
+  nextLink,
+  NOT_SPACE,
+  openDatabase,
+  OWN_LIST_VERSION_SQL,
+  PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
+  parseJsonObject,
+  plantJson,
+  type PlantRow,
+  plantsJson,
+  prismaTimestamp,
+  Refusal,
+  say,
+  send,
+  sendList,
+  serveFloor,
+  TAG_MAX_LENGTH,
+} from './wire';
 
-import { BODY_LIMIT_BYTES } from '../src/shared/limits';
-import { withoutTrailingSlashes } from '../src/shared/text';
-import { API_HEADERS, API_LIST_HEADERS } from './api-headers';
-import { ALL_LIST_VERSION_SQL, listEtag, MARK, OWN_LIST_VERSION_SQL, plantJson, type PlantRow, prismaTimestamp, quoteIntegers } from './wire';
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const PAGE_LIMIT_DEFAULT = 100;
-const PAGE_LIMIT_MAX = 1000;
-const LAST_USED_PRECISION_MS = 60_000;
-const TOKEN_PATTERN = /^pst_[A-Za-z0-9_-]{43}$/;
-const BEARER = /^bearer(?: (.*))?$/i;
 const DECIMAL_INT64 = /^-?\d{1,20}$/;
-const CONTROL = /\p{Cc}/u;
-const NOT_SPACE = /\S/u;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-const databaseUrl = process.env.DATABASE_URL ?? '';
-if (!databaseUrl.startsWith('file:')) throw new Error(`DATABASE_URL must be a file: URL, got "${databaseUrl}"`);
-const port = Number(process.env.PORT ?? 4000);
-const hostname = process.env.HOSTNAME_TO_BIND ?? '127.0.0.1';
-const PUBLIC_URL = withoutTrailingSlashes(process.env.PUBLIC_URL ?? '');
 
 // The app's connection: better-sqlite3 on the same file, WAL (set by the migrations), 10 s busy timeout, and
-// the app's durability: every commit synced (synchronous=FULL) unless SQLITE_SYNCHRONOUS=normal, as in
-// src/server/db.ts. better-sqlite3's own default under WAL is NORMAL, which would spare the floor the fsync
-// the app pays on every create and delete.
-const db = new Database(databaseUrl.slice('file:'.length), { timeout: 10_000 });
-db.pragma(`synchronous = ${process.env.SQLITE_SYNCHRONOUS?.toLowerCase() === 'normal' ? 'NORMAL' : 'FULL'}`);
-
-const tokenByHash = db.prepare<[string], { tokenId: number; lastUsedAt: string | null; expiresAt: string | null; revokedAt: string | null; userId: number; role: string }>(
-  `SELECT t.id AS tokenId, t.lastUsedAt, t.expiresAt, t.revokedAt, u.id AS userId, u.role AS role
-     FROM "ApiToken" t JOIN "User" u ON u.id = t.userId WHERE t.hash = ?`,
-);
-const touchToken = db.prepare<[string, number]>(`UPDATE "ApiToken" SET lastUsedAt = ? WHERE id = ?`);
+// the app's durability (wire.ts). better-sqlite3's own default under WAL is NORMAL, which would spare the
+// floor the fsync the app pays on every create and delete. The token check runs on it too.
+const db = openDatabase();
 
 const listOwn = db.prepare<[number, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? ORDER BY id LIMIT ?`).safeIntegers(true);
 const listOwnAfter = db
@@ -77,88 +77,22 @@ const ping = db.prepare(`SELECT 1`);
 const ownListVersion = db.prepare<[number], string>(OWN_LIST_VERSION_SQL).pluck();
 const allListVersion = db.prepare<[], string>(ALL_LIST_VERSION_SQL).pluck();
 
-type Actor = { userId: number; admin: boolean };
-
-class Refusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly value: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
-
-
-/** One answer: the headers as a flat [name, value, …] list (node:http's cheapest form) with a Content-Length. */
-function send(response: ServerResponse, status: number, body: string | null, headers: Record<string, string> = {}): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_HEADERS];
-  if (body !== null) all.push('Content-Type', 'application/json');
-  for (const name in headers) all.push(name, headers[name]!);
-  if (body !== null) all.push('Content-Length', String(Buffer.byteLength(body)));
-  response.writeHead(status, all);
-  response.end(body ?? undefined);
-}
-
-/** The list's hot path: exactly 200 with the body and maybe a Link, without an extra object per answer. */
-function sendList(response: ServerResponse, body: string, link: string | null, etag: string): void {
-  const all = ['X-Request-Id', randomUUID(), ...API_LIST_HEADERS, 'Content-Type', 'application/json', 'ETag', etag];
-  if (link !== null) all.push('Link', link);
-  all.push('Content-Length', String(Buffer.byteLength(body)));
-  response.writeHead(200, all);
-  response.end(body);
-}
-
-function authenticate(request: IncomingMessage): Actor {
-  const header = request.headers.authorization;
-  const match = header ? BEARER.exec(header.trim()) : null;
-  if (!match) throw new Refusal(401, 40100, 'a bearer token is required: send the header "Authorization: Bearer <token>"', { 'WWW-Authenticate': 'Bearer realm="plants"' });
-  const token = match[1]?.trim() ?? '';
-  const invalid = () =>
-    new Refusal(401, 40101, 'the bearer token is not valid: it is unknown, revoked or expired', { 'WWW-Authenticate': 'Bearer realm="plants", error="invalid_token"' });
-  if (!TOKEN_PATTERN.test(token)) throw invalid();
-  const row = tokenByHash.get(createHash('sha256').update(token).digest('hex'));
-  const now = Date.now();
-  if (!row || row.revokedAt !== null || (row.expiresAt !== null && Date.parse(row.expiresAt) <= now)) throw invalid();
-  if (row.lastUsedAt === null || now - Date.parse(row.lastUsedAt) > LAST_USED_PRECISION_MS) touchToken.run(prismaTimestamp(new Date(now)), row.tokenId);
-  return { userId: row.userId, admin: row.role === 'admin' };
-}
-
-function int64(text: string, field: string, status: number, value: number): bigint {
-  if (!DECIMAL_INT64.test(text)) throw new Refusal(status, value, `${field} must be an integer`);
+function int64(text: string, field: string, kind: ErrorKind): bigint {
+  if (!DECIMAL_INT64.test(text)) throw new Refusal(kind, say.notInteger(field));
   const id = BigInt(text);
-  if (id < INT64_MIN || id > INT64_MAX) throw new Refusal(status, value, `${field} must be an int64`);
+  if (id < INT64_MIN || id > INT64_MAX) throw new Refusal(kind, say.notInt64(field));
   return id;
 }
 
-/** `limit=N` or `limit=N&after=ID` with plain digits: what paging clients send; anything else takes URLSearchParams. */
-const COMMON_QUERY = /^limit=(\d{1,4})(?:&after=(-?\d{1,20}))?$/;
-
-function list(response: ServerResponse, actor: Actor, query: string): void {
-  let limitText: string | undefined;
-  let afterText: string | undefined;
-  const common = COMMON_QUERY.exec(query);
-  if (common) {
-    limitText = common[1];
-    afterText = common[2];
-  } else {
-    const parameters = new URLSearchParams(query);
-    const limits = parameters.getAll('limit');
-    const afters = parameters.getAll('after');
-    if (limits.length > 1 || afters.length > 1) throw new Refusal(400, 40007, 'limit and after may be given once each');
-    limitText = limits[0];
-    afterText = afters[0];
-  }
+function list(response: ServerResponse, actor: Actor, query: ListQuery): void {
   let limit = PAGE_LIMIT_DEFAULT;
-  if (limitText !== undefined) {
-    limit = /^\d{1,4}$/.test(limitText) ? Number(limitText) : 0;
-    if (limit < 1 || limit > PAGE_LIMIT_MAX) throw new Refusal(400, 40007, `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`);
+  if (query.limit !== undefined) {
+    limit = /^\d{1,4}$/.test(query.limit) ? Number(query.limit) : 0;
+    if (limit < 1 || limit > PAGE_LIMIT_MAX) throw new Refusal('invalidQueryParameter', say.limit());
   }
-  const after = afterText !== undefined ? int64(afterText, 'after', 400, 40007) : undefined;
+  const after = query.after !== undefined ? int64(query.after, 'after', 'invalidQueryParameter') : undefined;
   // The app's ETag, from the caller's version read before the list (the floor answers no If-None-Match).
-  const version = actor.admin ? `all:${allListVersion.get()}` : `owner ${actor.userId}:${ownListVersion.get(actor.userId) ?? '0'}`;
-  const etag = listEtag(version, { limit: limitText, after: afterText });
+  const etag = listEtag(listVersion(actor, actor.admin ? allListVersion.get() : ownListVersion.get(actor.userId)), query);
   const rows = actor.admin
     ? after === undefined
       ? listAll.all(limit + 1)
@@ -167,137 +101,47 @@ function list(response: ServerResponse, actor: Actor, query: string): void {
       ? listOwn.all(actor.userId, limit + 1)
       : listOwnAfter.all(actor.userId, after, limit + 1);
   const more = rows.length > limit;
-  const count = more ? limit : rows.length;
-  let body = '[';
-  for (let i = 0; i < count; i++) body += (i === 0 ? '' : ',') + plantJson(rows[i]!);
-  body += ']';
-  // As the app: relative (it never echoes a Host), or under PUBLIC_URL when that is set.
-  const link = more ? `<${PUBLIC_URL}/api/plants?limit=${limit}&after=${rows[limit - 1]!.id}>; rel="next"` : null;
-  sendList(response, body, link, etag);
+  sendList(response, plantsJson(rows, more ? limit : rows.length), more ? nextLink(limit, rows[limit - 1]!.id) : null, etag);
 }
 
 function textField(value: unknown, field: string, maxLength: number, required: boolean): string | null {
   if (value === undefined) {
-    if (required) throw new Refusal(400, 40002, `${field} is required`);
+    if (required) throw new Refusal('missingField', say.required(field));
     return null;
   }
-  if (typeof value !== 'string' || value.startsWith(MARK)) throw new Refusal(400, 40003, `${field} must be a string`);
-  if (value.length === 0) throw new Refusal(400, 40004, `${field} must not be empty`);
-  if (value.length > maxLength && [...value].length > maxLength) throw new Refusal(400, 40004, `${field} must be at most ${maxLength} characters`);
-  if (CONTROL.test(value)) throw new Refusal(400, 40004, `${field} must not contain control characters`);
+  if (typeof value !== 'string' || value.startsWith(MARK)) throw new Refusal('wrongType', say.notString(field));
+  if (value.length === 0) throw new Refusal('invalidValue', say.empty(field));
+  if (value.length > maxLength && [...value].length > maxLength) throw new Refusal('invalidValue', say.tooLong(field, maxLength));
+  if (CONTROL.test(value)) throw new Refusal('invalidValue', say.control(field));
   return value;
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const type = (request.headers['content-type'] ?? '').split(';');
-  const charset = type.slice(1).map((part) => part.trim().toLowerCase()).find((part) => part.startsWith('charset='));
-  if (type[0]!.trim().toLowerCase() !== 'application/json' || (charset && !['charset=utf-8', 'charset=utf8', 'charset="utf-8"'].includes(charset))) {
-    throw new Refusal(415, 41500, 'the body must be sent with Content-Type: application/json');
-  }
-  if (Number(request.headers['content-length'] ?? 0) > BODY_LIMIT_BYTES) throw new Refusal(413, 41300, `the body must be at most ${BODY_LIMIT_BYTES} bytes`);
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        request.removeAllListeners('data');
-        request.pause();
-        reject(new Refusal(413, 41300, `the body must be at most ${BODY_LIMIT_BYTES} bytes`, { connection: 'close' }));
-      } else chunks.push(chunk);
-    });
-    request.once('end', resolve);
-    request.once('error', reject);
-  });
-  try {
-    return utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-  } catch {
-    throw new Refusal(400, 40000, 'the body is not valid UTF-8');
-  }
-}
-
-async function create(request: IncomingMessage, response: ServerResponse, actor: Actor): Promise<void> {
-  const text = await readBody(request);
-  let body: unknown;
-  try {
-    body = JSON.parse(quoteIntegers(text));
-  } catch (error) {
-    throw new Refusal(400, 40000, `the body is not valid JSON: ${(error as Error).message}`);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Refusal(400, 40001, 'the body must be a JSON object');
-  const fields = body as Record<string, unknown>;
+function create(response: ServerResponse, actor: Actor, text: string): void {
+  const fields = parseJsonObject(text);
   for (const key of Object.keys(fields)) {
-    if (key !== 'id' && key !== 'name' && key !== 'tag') throw new Refusal(400, 40005, `unknown field "${key}": a new plant has only id, name and tag`);
+    if (key !== 'id' && key !== 'name' && key !== 'tag') throw new Refusal('unknownField', `unknown field "${key}": a new plant has only id, name and tag`);
   }
-  if (fields.id === undefined) throw new Refusal(400, 40002, 'id is required');
-  if (typeof fields.id !== 'string' || !fields.id.startsWith(MARK)) throw new Refusal(400, 40003, 'id must be an integer');
+  if (fields.id === undefined) throw new Refusal('missingField', say.required('id'));
+  if (typeof fields.id !== 'string' || !fields.id.startsWith(MARK)) throw new Refusal('wrongType', say.notInteger('id'));
   const id = BigInt(fields.id.slice(1));
-  if (id < INT64_MIN || id > INT64_MAX) throw new Refusal(400, 40004, 'id must be an int64');
-  const name = textField(fields.name, 'name', 200, true)!;
-  if (!NOT_SPACE.test(name)) throw new Refusal(400, 40004, 'name must not be only white space');
-  const tag = textField(fields.tag, 'tag', 100, false);
+  if (id < INT64_MIN || id > INT64_MAX) throw new Refusal('invalidValue', say.notInt64('id'));
+  const name = textField(fields.name, 'name', NAME_MAX_LENGTH, true)!;
+  if (!NOT_SPACE.test(name)) throw new Refusal('invalidValue', say.onlySpace('name'));
+  const tag = textField(fields.tag, 'tag', TAG_MAX_LENGTH, false);
   try {
     insertPlant.run(id, name, tag, actor.userId, prismaTimestamp(new Date()));
   } catch (error) {
-    if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new Refusal(400, 40006, `a plant with id ${id} already exists`);
+    if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new Refusal('plantIdTaken', say.taken(id));
     throw error;
   }
   send(response, 200, plantJson({ id, name, tag }));
 }
 
-function remove(response: ServerResponse, actor: Actor, encodedId: string): void {
-  let text: string;
-  try {
-    text = decodeURIComponent(encodedId);
-  } catch {
-    throw new Refusal(404, 40400, 'no such path');
-  }
-  const id = int64(text, 'id', 400, 40008);
+function remove(response: ServerResponse, actor: Actor, text: string): void {
+  const id = int64(text, 'id', 'invalidPathParameter');
   const { changes } = actor.admin ? deleteAny.run(id) : deleteOwn.run(id, actor.userId);
-  if (changes === 0) throw new Refusal(404, 40401, `no plant with id ${id}`);
+  if (changes === 0) throw new Refusal('plantNotFound', say.noPlant(id));
   send(response, 204, null);
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = request.url ?? '/';
-  const queryAt = url.indexOf('?');
-  const path = queryAt === -1 ? url : url.slice(0, queryAt);
-  const method = request.method ?? 'GET';
-  if (path === '/api/plants') {
-    if (method !== 'GET' && method !== 'POST') throw new Refusal(405, 40500, `${method} is not allowed on ${path}`, { allow: 'GET, POST, HEAD, OPTIONS' });
-    const actor = authenticate(request);
-    if (method === 'GET') return list(response, actor, queryAt === -1 ? '' : url.slice(queryAt + 1));
-    return create(request, response, actor);
-  }
-  if (path.startsWith('/api/plants/') && path.indexOf('/', '/api/plants/'.length) === -1) {
-    if (method !== 'DELETE') throw new Refusal(405, 40500, `${method} is not allowed on ${path}`, { allow: 'DELETE, OPTIONS' });
-    return remove(response, authenticate(request), path.slice('/api/plants/'.length));
-  }
-  if (path === '/api/health' && method === 'GET') {
-    ping.get();
-    return send(response, 200, '{"status":"ok","database":"ok"}');
-  }
-  throw new Refusal(404, 40400, `no such path: ${path}`);
-}
-
-const server = createServer((request, response) => {
-  handle(request, response).catch((error: unknown) => {
-    if (response.headersSent) return response.destroy();
-    if (error instanceof Refusal) return send(response, error.status, JSON.stringify({ error: error.value, message: error.message }), error.headers);
-    console.error(error);
-    send(response, 500, JSON.stringify({ error: 50000, message: 'the server failed to handle this request' }));
-  });
-});
-
-server.listen(port, hostname, () => console.log(`floor is serving on http://${hostname}:${port}`));
-
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    server.close(() => {
-      db.close();
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 5_000).unref();
-  });
-}
+serveFloor('floor', { list, create, remove, health: () => ping.get(), close: () => void db.close() }, db);

@@ -19,6 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { createPostgresDatabase } from '@test-support/database';
 import { type PrivatePostgres, startPrivatePostgres } from '@test-support/postgres';
 
@@ -90,6 +91,25 @@ async function contractCheck(subject: Server, floor: Server, token: string, data
     { ...again, body: again.body.replace(String(floorId), String(subjectId)) },
     404,
   );
+  // Refusals: the same status and error value (the floor's words may be simpler than the app's).
+  const refusals: [what: string, method: string, url: string, body: string | undefined, status: number][] = [
+    ['a limit out of range', 'GET', '/api/plants?limit=0', undefined, 400],
+    ['an after that is not an integer', 'GET', '/api/plants?after=x', undefined, 400],
+    ['a body that is not JSON', 'POST', '/api/plants', '{"id": 1,', 400],
+    ['a body that is not an object', 'POST', '/api/plants', '[]', 400],
+    ['a create without a name', 'POST', '/api/plants', '{"id": 1}', 400],
+    ['a create with an unknown field', 'POST', '/api/plants', '{"id": 1, "name": "x", "colour": "green"}', 400],
+    ['a body over the limit', 'POST', '/api/plants', `{"id": 1, "name": "${'x'.repeat(BODY_LIMIT_BYTES)}"}`, 413],
+    ['a path id that is not an integer', 'DELETE', '/api/plants/abc', undefined, 400],
+    ['a method the path does not take', 'PUT', '/api/plants', undefined, 405],
+  ];
+  for (const [what, method, url, body, status] of refusals) {
+    const [a, b] = [await call(subject, token, method, url, body), await call(floor, token, method, url, body)];
+    const valueOf = (answer: Answer) => (JSON.parse(answer.body) as { error?: number }).error;
+    if (a.status !== status || b.status !== status || valueOf(a) !== valueOf(b)) {
+      throw new Error(`contract check failed for ${what} (${method} ${url.slice(0, 60)}):\n  ${subject.name}: ${a.status} ${a.body.slice(0, 200)}\n  floor: ${b.status} ${b.body.slice(0, 200)}`);
+    }
+  }
 }
 
 /** Without a floor (PostgreSQL): the app's own answers make sense. */

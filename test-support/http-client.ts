@@ -226,8 +226,10 @@ export function rawExchange(baseUrl: string, request: string | Buffer, timeoutMs
     socket.on('data', (part: Buffer) => {
       parts.push(part);
       const answer = parse(false);
-      // A complete answer: wait a moment to see whether the server closes the connection after it.
-      if (answer) setTimeout(() => finish(), 50);
+      // A complete answer. One that says `Connection: close` is followed by the server's close: wait for it
+      // (on a busy machine it may take longer than any fixed moment; the request's timeout bounds it). Any
+      // other: wait a moment to see whether the server closes the connection anyway.
+      if (answer && !/\bclose\b/i.test(answer.headers.connection ?? '')) setTimeout(() => finish(), 50);
     });
     socket.on('end', () => {
       ended = true;

@@ -7,6 +7,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 
+import { errorCatalog, type ErrorKind } from '@/shared/errors';
+
 import { expectNoInternalDetail } from './api-fixture';
 import { api, type ApiResponse, describeExchange, parseLossless, type RequestOptions } from './http-client';
 
@@ -52,7 +54,9 @@ export function textOf(result: CallToolResult | Record<string, unknown>): string
 }
 
 /** An isError result carrying exactly the catalogue's `{error, message}`. */
-export function expectToolError(result: CallToolResult | Record<string, unknown>, value: number, message?: RegExp | string): { error: number; message: string } {
+/** A tool's refusal: `isError` and the `{error, message}` of the catalogue's `kind` (or its value, in a test of the wire numbers). */
+export function expectToolError(result: CallToolResult | Record<string, unknown>, kind: ErrorKind | number, message?: RegExp | string): { error: number; message: string } {
+  const value = typeof kind === 'number' ? kind : errorCatalog[kind].value;
   expect(result.isError, JSON.stringify(result)).toBe(true);
   expect(result.structuredContent, 'an error carries no structured result').toBeUndefined();
   const body = JSON.parse(textOf(result)) as { error: number; message: string };

@@ -7,6 +7,8 @@
 import superjson from 'superjson';
 import { expect } from 'vitest';
 
+import { errorCatalog, type ErrorKind } from '@/shared/errors';
+
 export type TrpcErrorBody = { message: string; data: { httpStatus: number; error: number; field: string | null } };
 
 type Call = { token?: string; method?: string; body?: string; query?: string; headers?: Record<string, string> };
@@ -68,7 +70,11 @@ export async function trpcErrors(response: Response): Promise<(TrpcErrorBody | u
 }
 
 /** Expects the answer to be one error (a refusal before any call ran) with this status and error value. */
-export async function expectTrpcError(response: Response, status: number, value: number, message?: string): Promise<TrpcErrorBody> {
+/** Every call of the answer failed with the error `kind` of the catalogue (or, in a test of the wire numbers, `status` and `value`). */
+export async function expectTrpcError(response: Response, kind: ErrorKind, message?: string): Promise<TrpcErrorBody>;
+export async function expectTrpcError(response: Response, status: number, value: number, message?: string): Promise<TrpcErrorBody>;
+export async function expectTrpcError(response: Response, ...args: [ErrorKind, string?] | [number, number, string?]): Promise<TrpcErrorBody> {
+  const [status, value, message] = typeof args[0] === 'string' ? [errorCatalog[args[0]].status, errorCatalog[args[0]].value, args[1] as string | undefined] : (args as [number, number, string?]);
   expect(response.status, `status (error ${value} expected)`).toBe(status);
   const errors = await trpcErrors(response);
   expect(errors.length).toBeGreaterThan(0);

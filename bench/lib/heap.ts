@@ -1,30 +1,22 @@
 /**
- * Where a server's memory goes: a V8 heap snapshot summarised by source package, and /proc/PID/smaps
- * summarised by mapping.
+ * Where a server's memory goes: a V8 heap snapshot summarised by source package (the /proc view of the
+ * same process is smaps.ts).
  *
- * Heap by package: the snapshot's retained sizes (dominator tree, as Chrome DevTools computes them: weak
- * edges ignored, shortcut edges only from the root) are split among packages. A function belongs to where
- * its code is (its location in the bundle, mapped through the bundle's source map to `node_modules/<pkg>`
- * or `src/…`); a closure scope (Context) to the package of the functions that close over it; a variable of
- * a scope that several packages share (the bundle's top level, where esbuild hoists every ES module) to
- * where the variable is declared. Every other object belongs to its immediate dominator's package: what
- * keeps it alive. So a package's figure is what would go if the package's own code and scopes went
- * (exclusive: a package inside it counts for itself). A script's source text counts for the script.
+ * Heap by package: the snapshot's retained sizes (the dominator tree, heap-graph.ts) are split among
+ * packages. A function belongs to where its code is (its location in the bundle, mapped through the
+ * bundle's source map to `node_modules/<pkg>` or `src/…`: places.ts); a closure scope (Context) to the
+ * package of the functions that close over it; a variable of a scope that several packages share (the
+ * bundle's top level, where esbuild hoists every ES module) to where the variable is declared. Every other
+ * object belongs to its immediate dominator's package: what keeps it alive. So a package's figure is what
+ * would go if the package's own code and scopes went (exclusive: a package inside it counts for itself). A
+ * script's source text counts for the script.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { dominatorTree, readHeapGraph } from './heap-graph';
 import { projectRoot } from './paths';
-
-type Snapshot = {
-  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]]; edge_fields: string[]; edge_types: [string[], ...unknown[]]; location_fields?: string[] } };
-  nodes: number[];
-  edges: number[];
-  strings: string[];
-  locations?: number[];
-};
+import { placeOfFile, Places } from './places';
 
 export type HeapSummary = {
   totalBytes: number;
@@ -39,227 +31,21 @@ export type HeapSummary = {
   largest: { name: string; type: string; place: string; retainedBytes: number; selfBytes: number }[];
 };
 
-/** `pkg:<name>` for node_modules, the first two folders under src/, `node:<module>` for Node's own code. */
-export function placeOfFile(file: string): string {
-  if (file.startsWith('node:')) return `node:${file.slice(5).split('/').slice(0, file.startsWith('node:internal/') ? 2 : 1).join('/')}`;
-  const modules = file.lastIndexOf('/node_modules/');
-  if (modules !== -1) {
-    const parts = file.slice(modules + '/node_modules/'.length).split('/');
-    return `pkg:${parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]}`;
-  }
-  const relative = path.relative(projectRoot, file);
-  if (!relative.startsWith('..')) {
-    const parts = relative.split(path.sep);
-    if (parts[0] === 'src') return parts.length > 3 ? parts.slice(0, 3).join('/') : parts.slice(0, -1).join('/') || relative;
-    return relative;
-  }
-  return file;
-}
-
-/** Maps (script, line, column) of the bundle's code to a place, through `<script>.map`. */
-export class Places {
-  private maps = new Map<string, SourceMap | null>();
-  private declarations = new Map<string, Map<string, string>>();
-
-  private fileOf(url: string): string | null {
-    if (url.startsWith('file://')) {
-      try {
-        return fileURLToPath(url);
-      } catch {
-        return null;
-      }
-    }
-    return url.startsWith('/') ? url : null;
-  }
-
-  private mapOf(file: string): SourceMap | null {
-    if (!this.maps.has(file)) {
-      const mapFile = `${file}.map`;
-      this.maps.set(file, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : null);
-    }
-    return this.maps.get(file)!;
-  }
-
-  at(url: string, line: number, column: number): string {
-    return this.locate(url, line, column).place;
-  }
-
-  /** The place, and the original file and line (1-based) where the source map knows them. */
-  locate(url: string, line: number, column: number): { place: string; file: string | null; line: number } {
-    if (!url) return { place: '(code made by eval or new Function)', file: null, line: line + 1 };
-    if (url.startsWith('node:')) return { place: placeOfFile(url), file: url, line: line + 1 };
-    const file = this.fileOf(url);
-    if (!file) return { place: url.startsWith('wasm') ? 'wasm' : url, file: null, line: line + 1 };
-    const map = this.mapOf(file);
-    if (!map) return { place: placeOfFile(file), file, line: line + 1 };
-    const entry = map.findEntry(line, column) as { originalSource?: string; originalLine?: number };
-    if (!entry.originalSource) return { place: `${placeOfFile(file)} (unmapped)`, file, line: line + 1 };
-    const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
-    return { place: placeOfFile(source), file: source, line: (entry.originalLine ?? line) + 1 };
-  }
-
-  /** Where a top-level `var|let|const|function|class NAME` of this script is declared (esbuild writes them unindented). */
-  declaration(url: string, name: string): string | undefined {
-    let names = this.declarations.get(url);
-    if (!names) {
-      names = new Map();
-      this.declarations.set(url, names);
-      const file = this.fileOf(url);
-      if (file && existsSync(file)) {
-        const lines = readFileSync(file, 'utf8').split('\n');
-        const pattern = /^(?:export )?(?:var|let|const|async function\*?|function\*?|class) ([A-Za-z_$][\w$]*)/;
-        lines.forEach((text, line) => {
-          const match = pattern.exec(text);
-          if (match) names!.set(match[1]!, this.at(url, line, text.indexOf(match[1]!, match[0].length - match[1]!.length)));
-          // `var a = …, b = …` on one line: the rest of the names on it, declared at the same place.
-          if (match && text.startsWith('var ')) for (const more of text.matchAll(/, ([A-Za-z_$][\w$]*) =/g)) names!.set(more[1]!, names!.get(match[1]!)!);
-          // `var { a, b: c } = …`: each name bound, declared where the line is.
-          const destructured = /^(?:export )?(?:var|let|const) \{([^}]*)\}/.exec(text);
-          if (destructured) {
-            const place = this.at(url, line, 0);
-            for (const part of destructured[1]!.split(',')) {
-              const bound = /(?<![\w$])([A-Za-z_$][\w$]*)$/.exec(part.split('=')[0]!.trim());
-              if (bound) names!.set(bound[1]!, place);
-            }
-          }
-        });
-      }
-    }
-    return names.get(name);
-  }
-}
-
 const LARGE_STRING = 256 * 1024;
 
 export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
-  const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
-  const meta = snapshot.snapshot.meta;
-  const nodeFields = meta.node_fields.length;
-  const edgeFields = meta.edge_fields.length;
-  const nodeTypes = meta.node_types[0];
-  const edgeTypes = meta.edge_types[0];
-  const TYPE = meta.node_fields.indexOf('type');
-  const NAME = meta.node_fields.indexOf('name');
-  const SELF = meta.node_fields.indexOf('self_size');
-  const EDGE_COUNT = meta.node_fields.indexOf('edge_count');
-  const EDGE_TYPE = meta.edge_fields.indexOf('type');
-  const EDGE_NAME = meta.edge_fields.indexOf('name_or_index');
-  const TO = meta.edge_fields.indexOf('to_node');
-  const { nodes, edges, strings } = snapshot;
-  const count = nodes.length / nodeFields;
-  const weak = edgeTypes.indexOf('weak');
-  const shortcut = edgeTypes.indexOf('shortcut');
+  const graph = readHeapGraph(file);
+  const { count, nodeFields, edgeFields, firstEdge, nodeTypes, edgeTypes, locations, locationFields, nameOf, typeOf, selfOf, edgeTypeOf, edgeNameOf, targetOf, edgeTo } = graph;
+  const { reached, postorder, idom, rootOrder } = dominatorTree(graph);
   const contextEdge = edgeTypes.indexOf('context');
-  const propertyEdge = edgeTypes.indexOf('property');
-  const internalEdge = edgeTypes.indexOf('internal');
-  const elementEdge = edgeTypes.indexOf('element');
-  const hiddenEdge = edgeTypes.indexOf('hidden');
   const closureType = nodeTypes.indexOf('closure');
   const codeType = nodeTypes.indexOf('code');
-  const nameOf = (n: number) => strings[nodes[n * nodeFields + NAME]!] ?? '';
-  const typeOf = (n: number) => nodes[n * nodeFields + TYPE]!;
-  const edgeNameOf = (e: number) => {
-    const type = edges[e + EDGE_TYPE]!;
-    return type === elementEdge || type === hiddenEdge ? '' : (strings[edges[e + EDGE_NAME]!] ?? '');
-  };
-
-  // Each node's first edge (edges are stored in node order).
-  const firstEdge = new Uint32Array(count + 1);
-  for (let n = 0, e = 0; n < count; n++) {
-    firstEdge[n] = e;
-    e += nodes[n * nodeFields + EDGE_COUNT]! * edgeFields;
-  }
-  firstEdge[count] = edges.length;
-  const essential = (from: number, e: number) => {
-    const type = edges[e + EDGE_TYPE]!;
-    return type !== weak && (type !== shortcut || from === 0);
-  };
-
-  // Depth-first postorder from the root (node 0) over essential edges.
-  const postorder = new Uint32Array(count);
-  const orderOf = new Int32Array(count).fill(-1);
-  const visited = new Uint8Array(count);
-  const stack = new Uint32Array(count);
-  const cursor = new Uint32Array(count);
-  let reached = 0;
-  let top2 = 0;
-  stack[0] = 0;
-  cursor[0] = firstEdge[0]!;
-  visited[0] = 1;
-  while (top2 >= 0) {
-    const n = stack[top2]!;
-    const e = cursor[top2]!;
-    if (e < firstEdge[n + 1]!) {
-      cursor[top2] = e + edgeFields;
-      if (!essential(n, e)) continue;
-      const to = edges[e + TO]! / nodeFields;
-      if (visited[to]) continue;
-      visited[to] = 1;
-      top2++;
-      stack[top2] = to;
-      cursor[top2] = firstEdge[to]!;
-    } else {
-      orderOf[n] = reached;
-      postorder[reached++] = n;
-      top2--;
-    }
-  }
-
-  // Predecessors over essential edges, among reached nodes (compressed rows).
-  const predecessorCount = new Uint32Array(count + 1);
-  for (let n = 0; n < count; n++) {
-    if (!visited[n]) continue;
-    for (let e = firstEdge[n]!; e < firstEdge[n + 1]!; e += edgeFields) if (essential(n, e)) predecessorCount[edges[e + TO]! / nodeFields + 1]!++;
-  }
-  for (let n = 0; n < count; n++) predecessorCount[n + 1]! += predecessorCount[n]!;
-  const predecessors = new Uint32Array(predecessorCount[count]!);
-  const fill = predecessorCount.slice(0, count);
-  for (let n = 0; n < count; n++) {
-    if (!visited[n]) continue;
-    for (let e = firstEdge[n]!; e < firstEdge[n + 1]!; e += edgeFields) if (essential(n, e)) predecessors[fill[edges[e + TO]! / nodeFields]!++] = n;
-  }
-
-  // Immediate dominators (Cooper, Harvey, Kennedy), in postorder numbers.
-  const UNDEFINED = -1;
-  const idom = new Int32Array(reached).fill(UNDEFINED);
-  const rootOrder = orderOf[0]!;
-  idom[rootOrder] = rootOrder;
-  const intersect = (a: number, b: number) => {
-    while (a !== b) {
-      while (a < b) a = idom[a]!;
-      while (b < a) b = idom[b]!;
-    }
-    return a;
-  };
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (let order = reached - 1; order >= 0; order--) {
-      if (order === rootOrder) continue;
-      const n = postorder[order]!;
-      let candidate = UNDEFINED;
-      for (let p = predecessorCount[n]!; p < predecessorCount[n + 1]!; p++) {
-        const from = orderOf[predecessors[p]!]!;
-        if (from === -1 || idom[from] === UNDEFINED) continue;
-        candidate = candidate === UNDEFINED ? from : intersect(from, candidate);
-      }
-      if (candidate !== UNDEFINED && idom[order] !== candidate) {
-        idom[order] = candidate;
-        changed = true;
-      }
-    }
-  }
 
   // Where each script is: closure -shared-> SharedFunctionInfo -script-> Script -name-> its URL.
   const places = new Places();
-  const edgeTo = (n: number, wanted: (name: string) => boolean) => {
-    for (let e = firstEdge[n]!; e < firstEdge[n + 1]!; e += edgeFields) if (wanted(edgeNameOf(e))) return edges[e + TO]! / nodeFields;
-    return -1;
-  };
   const scriptUrl = new Map<number, string>();
   const scriptOfNode = new Map<number, number>();
   const ownPlace = new Map<number, string>();
-  const locationFields = meta.location_fields?.length ?? 4;
-  const locations = snapshot.locations ?? [];
   for (let i = 0; i < locations.length; i += locationFields) {
     const n = locations[i]! / nodeFields;
     const [scriptId, line, column] = [locations[i + 1]!, locations[i + 2]!, locations[i + 3]!];
@@ -316,23 +102,21 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
     // Which script's top level this is: the scope's closures' script (the first with a declaration wins).
     const urls = [...new Set([...scriptUrl.values()].filter((url) => url.startsWith('file://')))];
     for (let e = firstEdge[context]!; e < firstEdge[context + 1]!; e += edgeFields) {
-      if (edges[e + EDGE_TYPE] !== contextEdge) continue;
+      if (edgeTypeOf(e) !== contextEdge) continue;
       const name = edgeNameOf(e);
       let found = false;
       for (const url of urls) {
         const place = places.declaration(url, name);
         if (place) {
-          variablePlace.set(edges[e + TO]! / nodeFields, place);
+          variablePlace.set(targetOf(e), place);
           found = true;
           break;
         }
       }
-      if (!found && majority !== undefined) variablePlace.set(edges[e + TO]! / nodeFields, majority);
+      if (!found && majority !== undefined) variablePlace.set(targetOf(e), majority);
     }
     ownPlace.set(context, majority ?? '(scopes shared by several packages)');
   }
-  void propertyEdge;
-  void internalEdge;
 
   // Down the dominator tree (reverse postorder: a dominator before what it dominates).
   const placeIds = new Map<string, number>();
@@ -353,7 +137,7 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
     const own = ownPlace.get(n);
     if (own !== undefined) placeOfOrder[order] = placeId(own);
     else if (order === rootOrder) placeOfOrder[order] = internals;
-    else if (nodes[n * nodeFields + SELF]! >= LARGE_STRING && nodeTypes[typeOf(n)]!.endsWith('string') && placeOfOrder[idom[order]!] === internals) {
+    else if (selfOf(n) >= LARGE_STRING && nodeTypes[typeOf(n)]!.endsWith('string') && placeOfOrder[idom[order]!] === internals) {
       // A large string only V8 keeps (a literal in the string table, say) gets a row of its own.
       const text = nameOf(n);
       placeOfOrder[order] = placeId(`(large string) ${text.startsWith('AGFzbQ') ? 'a Wasm module in base64' : JSON.stringify(text.slice(0, 32).replace(/\s+/g, ' '))}`);
@@ -375,7 +159,7 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
   const internalsByName = new Map<string, { bytes: number; objects: number }>();
   for (let order = 0; order < reached; order++) {
     const n = postorder[order]!;
-    const self = nodes[n * nodeFields + SELF]!;
+    const self = selfOf(n);
     const place = placeOfOrder[order]!;
     if (place === internals) {
       const type = nodeTypes[typeOf(n)] ?? '';
@@ -413,7 +197,7 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
         type: nodeTypes[typeOf(n)] ?? '',
         place: placeNames[placeOfOrder[order]!]!,
         retainedBytes: retained[order]!,
-        selfBytes: nodes[n * nodeFields + SELF]!,
+        selfBytes: selfOf(n),
       };
     });
   return {
@@ -427,40 +211,4 @@ export function summariseHeapSnapshot(file: string, top = 25): HeapSummary {
     internalsByName: [...internalsByName].map(([what, entry]) => ({ what, ...entry })).sort((a, b) => b.bytes - a.bytes).slice(0, top),
     largest,
   };
-}
-
-export type SmapsSummary = { rows: { what: string; rssBytes: number }[]; totalRss: number };
-
-/**
- * /proc/PID/smaps by mapping: node's own binary, native add-ons (better-sqlite3), other shared libraries,
- * malloc's heap, and anonymous memory (V8's heap spaces, Wasm memories, malloc arenas, thread stacks).
- */
-export function summariseSmaps(pid: number): SmapsSummary | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
-  } catch {
-    return null;
-  }
-  const totals = new Map<string, number>();
-  let current = '';
-  for (const line of text.split('\n')) {
-    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+(?=\s|$)/.exec(line);
-    if (header) {
-      const name = line.slice(header[0].length).trim();
-      if (!name && header[1]!.includes('x')) current = 'anonymous, executable (JIT code, Wasm code)';
-      else if (!name) current = 'anonymous data (V8 heap spaces, Wasm memory, malloc arenas, stacks)';
-      else if (name === '[heap]') current = '[heap] (malloc: native objects, SQLite page cache)';
-      else if (name.startsWith('[')) current = `${name} (kernel)`;
-      else if (name === process.execPath || /\/node$/.test(name)) current = 'node binary (code, read-only data)';
-      else if (name.endsWith('.node')) current = `native add-on ${path.basename(name)}`;
-      else if (/\.so(\.|$)/.test(name)) current = 'shared libraries (libc, libstdc++ …)';
-      else current = `file ${name.replace(projectRoot, '.')}`;
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) totals.set(current, (totals.get(current) ?? 0) + Number(rss[1]) * 1024);
-  }
-  const rows = [...totals].map(([what, rssBytes]) => ({ what, rssBytes })).sort((a, b) => b.rssBytes - a.rssBytes);
-  return { rows, totalRss: rows.reduce((total, row) => total + row.rssBytes, 0) };
 }

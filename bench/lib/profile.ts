@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Places } from './heap';
+import { Places } from './places';
 import { projectRoot } from './paths';
 
 // The compiled server is a bundle: its frames are mapped back to their sources through its source maps.

@@ -9,7 +9,8 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 
 import type { Context, RunRecord } from '../lib/context';
-import { summariseHeapSnapshot, summariseSmaps } from '../lib/heap';
+import { summariseHeapSnapshot } from '../lib/heap';
+import { summariseSmaps } from '../lib/smaps';
 import { measure } from '../lib/load';
 import { freePort, memory, type Server, sleep } from '../lib/proc';
 import { fixed, int, mb, mean, table } from '../lib/report';

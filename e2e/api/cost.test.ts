@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, HEADERS_MAX_BYTES, kib } from '@/shared/limits';
 
 import { leastServerTime, mainThreadCpuMs, REQUEST_BUDGET_MS } from '@test-support/server-cpu';
 
@@ -94,21 +94,21 @@ const REQUESTS: HostileRequest[] = [
   { name: 'a request line Node refuses', door: 'node', who: 'anonymous', bytes: () => `GARBAGE ${'x'.repeat(8_000)}\r\n\r\n` },
   { name: 'a Host of 15,000 characters that is no host name', door: 'node', who: 'anonymous', bytes: () => `GET /api/health HTTP/1.1\r\nHost: ${'a.'.repeat(7_500)}!\r\nConnection: close\r\n\r\n` },
   { name: '1,000 small header fields', door: 'service', who: 'anonymous', bytes: get('/api/health', 'X-A: 1\r\n'.repeat(1_000)) },
-  { name: 'headers over 16 KiB', door: 'node', who: 'anonymous', bytes: get('/api/health', `X-Filler: ${'x'.repeat(20_000)}\r\n`) },
+  { name: `headers over ${kib(HEADERS_MAX_BYTES)}`, door: 'node', who: 'anonymous', bytes: get('/api/health', `X-Filler: ${'x'.repeat(HEADERS_MAX_BYTES + 4_000)}\r\n`) },
   { name: 'X-Forwarded-For of 1,500 hops (TRUST_PROXY=loopback)', door: 'rest', who: 'anonymous', bytes: get('/api/plants', `Authorization: Bearer pst_${'Z'.repeat(43)}\r\nX-Forwarded-For: ${'198.51.100.7, '.repeat(1_500)}127.0.0.1\r\n`) },
   { name: 'an Authorization of 15,000 characters', door: 'rest', who: 'anonymous', bytes: get('/api/plants', `Authorization: Bearer ${'x'.repeat(15_000)}\r\n`) },
   { name: 'a health query of 4,000 parameters', door: 'service', who: 'anonymous', bytes: get(`/api/health?${'a=1&'.repeat(4_000)}`) },
   { name: 'a GET announcing a 100 GB body', door: 'service', who: 'anonymous', bytes: get('/api/health', 'Content-Length: 100000000000\r\n') },
   { name: 'a refused request and 200 requests pipelined behind it', door: 'node', who: 'member', bytes: ({ host, member }) => `GET /api/health HTTP/1.1\r\nHost: ${host}\r\nHost: b\r\n\r\n${`DELETE /api/plants/1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${member}\r\n\r\n`.repeat(200)}` },
   // Bodies: refused unread without a token, read to the limit with one.
-  { name: 'REST: 64 KiB body, no token', door: 'rest', who: 'anonymous', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}')), flood: true },
-  { name: 'tRPC: 64 KiB body, no token', door: 'trpc', who: 'anonymous', bytes: post('/api/trpc/plants.create', atLimit('{"json":{"id":"1","name":"', '"}}')), flood: true },
+  { name: `REST: ${kib(BODY_LIMIT_BYTES)} body, no token`, door: 'rest', who: 'anonymous', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}')), flood: true },
+  { name: `tRPC: ${kib(BODY_LIMIT_BYTES)} body, no token`, door: 'trpc', who: 'anonymous', bytes: post('/api/trpc/plants.create', atLimit('{"json":{"id":"1","name":"', '"}}')), flood: true },
   { name: 'REST: Expect: 100-continue and 100 GB, no token', door: 'rest', who: 'anonymous', bytes: ({ host }) => `POST /api/plants HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100000000000\r\nExpect: 100-continue\r\n\r\n` },
   { name: 'tRPC: Expect: 100-continue and 100 GB, no token', door: 'trpc', who: 'anonymous', bytes: ({ host }) => `POST /api/trpc/plants.create HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100000000000\r\nExpect: 100-continue\r\n\r\n` },
-  { name: 'REST: a 64 KiB name', door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}'), { token: true }), flood: true },
-  { name: 'REST: a 64 KiB name of escapes', door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}', '\\u00e9'.slice(0, 1)).replaceAll('\\', '\\\\'), { token: true }) },
-  { name: 'REST: 64 KiB of white space around {}', door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('', '{}', ' '), { token: true }) },
-  { name: 'REST: 64 KiB of 6,000 short integers in an array', door: 'rest', who: 'member', bytes: post('/api/plants', `{"id": 1, "name": [${Array.from({ length: 6_000 }, () => '123456789').join(',')}]}`, { token: true }) },
+  { name: `REST: a ${kib(BODY_LIMIT_BYTES)} name`, door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}'), { token: true }), flood: true },
+  { name: `REST: a ${kib(BODY_LIMIT_BYTES)} name of escapes`, door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('{"id": 1, "name": "', '"}', '\\u00e9'.slice(0, 1)).replaceAll('\\', '\\\\'), { token: true }) },
+  { name: `REST: ${kib(BODY_LIMIT_BYTES)} of white space around {}`, door: 'rest', who: 'member', bytes: post('/api/plants', atLimit('', '{}', ' '), { token: true }) },
+  { name: `REST: ${kib(BODY_LIMIT_BYTES)} of 6,000 short integers in an array`, door: 'rest', who: 'member', bytes: post('/api/plants', `{"id": 1, "name": [${Array.from({ length: 6_000 }, () => '123456789').join(',')}]}`, { token: true }) },
   { name: 'REST: a gzip body', door: 'rest', who: 'member', bytes: post('/api/plants', gzipSync('{"id": 1, "name": "x"}'), { token: true, headers: 'Content-Encoding: gzip\r\n' }) },
   { name: 'REST: list 1,000 plants', door: 'rest', who: 'member', bytes: memberGet('/api/plants?limit=1000'), flood: true },
   { name: 'REST: search 200 emoji', door: 'rest', who: 'member', bytes: memberGet(`/api/plants?limit=1000&q=${'%F0%9F%8C%B5'.repeat(200)}`) },
@@ -131,7 +131,7 @@ const REQUESTS: HostileRequest[] = [
   },
   { name: 'REST: a create with an Idempotency-Key and a tag nested 4,000 deep (canonical JSON)', door: 'rest', who: 'member', bytes: post('/api/plants', `{"id": 9700000, "name": "x", "tag": ${nested(4_000)}}`, { token: true, headers: 'Idempotency-Key: cost-deep\r\n' }) },
   // A refused body keeps nothing under its key, and its message names three fields, not 6,000.
-  { name: 'REST: a create with an Idempotency-Key and 64 KiB of unknown fields', door: 'rest', who: 'member', bytes: post('/api/plants', unknownFields(BODY_LIMIT_BYTES - 64), { token: true, headers: 'Idempotency-Key: cost-wide\r\n' }) },
+  { name: `REST: a create with an Idempotency-Key and ${kib(BODY_LIMIT_BYTES)} of unknown fields`, door: 'rest', who: 'member', bytes: post('/api/plants', unknownFields(BODY_LIMIT_BYTES - 64), { token: true, headers: 'Idempotency-Key: cost-wide\r\n' }) },
   {
     name: 'tRPC: 10 deleteMany of 100 ids in one batch (ids of no plant, so every run deletes the same nothing)',
     door: 'trpc',

@@ -6,7 +6,7 @@ import { expectError, expectJsonContentType, expectStatus, idSource, plantBody, 
 import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
 import { rawRequest } from '@test-support/http-client';
 
-import { BODY_LIMIT_BYTES } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
 
 const server = setupServer();
 const nextId = idSource(1_000n);
@@ -92,7 +92,7 @@ describe('POST /api/plants: success', () => {
     expectStatus(await create(plantBody(nextId(), 'Case'), { contentType: 'Application/JSON' }), 200);
   });
 
-  it('accepts a body of exactly 64 KiB', async () => {
+  it(`accepts a body of exactly ${kib(BODY_LIMIT_BYTES)}`, async () => {
     const id = nextId();
     const json = plantBody(id, 'Big but allowed');
     const body = json.slice(0, -1) + ' '.repeat(BODY_LIMIT_BYTES - Buffer.byteLength(json)) + '}';
@@ -311,7 +311,7 @@ describe('POST /api/plants: media type (415) and size (413)', () => {
     expectError(await create('id=1&name=x', { contentType: 'application/x-www-form-urlencoded' }), 415, 41500);
   });
 
-  it('rejects a body over 64 KiB with 413, error 41300', async () => {
+  it(`rejects a body over ${kib(BODY_LIMIT_BYTES)} with 413, error 41300`, async () => {
     const id = nextId();
     const json = plantBody(id, 'Too big');
     const body = json.slice(0, -1) + ' '.repeat(BODY_LIMIT_BYTES + 1 - Buffer.byteLength(json)) + '}';
@@ -320,7 +320,7 @@ describe('POST /api/plants: media type (415) and size (413)', () => {
     expect((await listAll()).some((plant) => plant.id === id)).toBe(false);
   });
 
-  it('rejects a chunked body (no Content-Length) over 64 KiB with 413, error 41300', async () => {
+  it(`rejects a chunked body (no Content-Length) over ${kib(BODY_LIMIT_BYTES)} with 413, error 41300`, async () => {
     const response = await rawRequest(server.baseUrl, {
       method: 'POST',
       path: '/api/plants',

@@ -12,7 +12,7 @@ import { expectError, expectNoInternalDetail, expectStatus, plantBody, setupServ
 import { type ApiResponse } from '@test-support/http-client';
 import { projectRoot } from '@test-support/server-process';
 
-/** The values the contract's conditions map to (src/server/errors.ts). */
+/** The values the contract's conditions map to, as numbers on purpose: this file checks the wire values themselves (the catalogue is src/shared/errors.ts). */
 const ERROR_VALUES = [40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40100, 40101, 40400, 40401, 40500, 41300, 41500, 50000];
 
 function allowed(response: ApiResponse): string[] {

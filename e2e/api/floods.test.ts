@@ -12,6 +12,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 import { type ApiClient, type ApiResponse, describeExchange, rawRequest, toApiResponse } from '@test-support/http-client';
 
+import { BODY_IDLE_TIMEOUT_MS, BODY_LIMIT_BYTES } from '@/shared/limits';
+
 /** A request with the exact path bytes given (fetch and URL would resolve `..`). */
 function rawPath(baseUrl: string, method: string, path: string, headers: Record<string, string>): Promise<ApiResponse> {
   const { hostname, port } = new URL(baseUrl);
@@ -29,7 +31,7 @@ function rawPath(baseUrl: string, method: string, path: string, headers: Record<
 }
 
 function expectTooManyRequests(response: ApiResponse, burst: number): void {
-  expectError(response, 429, 42900);
+  expectError(response, 'tooManyRequests');
   expect(response.headers.get('retry-after'), `Retry-After of\n${describeExchange(response)}`).toMatch(/^[1-9]\d*$/);
   expect(response.headers.get('ratelimit-limit'), 'RateLimit-Limit').toBe(String(burst));
   expect(response.headers.get('ratelimit-remaining'), 'RateLimit-Remaining').toBe('0');
@@ -95,7 +97,7 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
     }
   });
 
-  it('answers a body that stalls with 408, error 40800 after about 10 s, and serves others meanwhile', { timeout: 60_000 }, async () => {
+  it(`answers a body that stalls with 408, error 40800 after about ${BODY_IDLE_TIMEOUT_MS / 1000} s, and serves others meanwhile`, { timeout: 60_000 }, async () => {
     const token = (await server.createToken('flood-slow')).token;
     const probe = server.client((await server.createToken('flood-probe')).token);
     const ids = [810_001n, 810_002n, 810_003n];
@@ -155,11 +157,11 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
         `${roundsDuringStall} probe rounds answered meanwhile, the slowest in ${Math.round(Math.max(...probeTimes))} ms`,
     );
     for (const { response, seconds } of answers) {
-      expectError(response, 408, 40800);
-      expect(seconds).toBeGreaterThanOrEqual(9.5);
-      expect(seconds).toBeLessThan(15);
+      expectError(response, 'bodyTimeout');
+      expect(seconds).toBeGreaterThanOrEqual(BODY_IDLE_TIMEOUT_MS / 1000 - 0.5);
+      expect(seconds).toBeLessThan(BODY_IDLE_TIMEOUT_MS / 1000 + 5);
     }
-    // The stall lasts 10 s and a round takes two requests and a 500 ms pause.
+    // The stall lasts BODY_IDLE_TIMEOUT_MS and a round takes two requests and a 500 ms pause.
     expect(roundsDuringStall, 'probe rounds answered while the bodies were stalled').toBeGreaterThanOrEqual(3);
     const listed = await server.admin.get('/api/plants?limit=1000');
     expect(listed.json.filter((plant: { id: bigint }) => ids.includes(plant.id)), 'stalled creates stored nothing').toEqual([]);
@@ -180,15 +182,15 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
           : `${outcome.error} after ${outcome.ms} ms, ${outcome.sentBytes} bytes sent`,
       );
       if (outcome.kind === 'answered') {
-        expectError(outcome.response, 413, 41300);
+        expectError(outcome.response, 'bodyTooLarge');
       }
       expectStatus(await server.anonymous.get('/api/health'), 200);
     }
     console.log(`[floods] 10 MB bodies: ${attempts.join('; ')}`);
     expect(attempts.filter((line) => !line.startsWith('413 ')), 'huge bodies whose 413 never reached the client').toEqual([]);
     for (const line of attempts) expect(Number(/after (\d+) ms/.exec(line)?.[1]), line).toBeLessThan(5_000);
-    // A chunked body of 2 MiB through the suite's own client as well.
-    const chunks = Array.from({ length: 32 }, () => new Uint8Array(64 * 1024).fill(0x20));
+    // A chunked body of 32 times the limit (2 MiB) through the suite's own client as well.
+    const chunks = Array.from({ length: 32 }, () => new Uint8Array(BODY_LIMIT_BYTES).fill(0x20));
     const viaHelper = await rawRequest(server.baseUrl, {
       method: 'POST',
       path: '/api/plants',
@@ -204,14 +206,14 @@ describe('with small limits (RATE_LIMIT_PER_TOKEN=20/0.5, RATE_LIMIT_AUTH_FAILUR
     for (let index = 0; index < 8; index++) answers.push(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${String(index).repeat(43)}` }));
     const statuses = answers.map((response) => response.status);
     expect(statuses.slice(0, 5), statuses.join(',')).toEqual([401, 401, 401, 401, 401]);
-    for (const response of answers.slice(0, 5)) expectError(response, 401, 40101);
+    for (const response of answers.slice(0, 5)) expectError(response, 'invalidToken');
     for (const response of answers.slice(5)) expectTooManyRequests(response, 5);
     // Other garbage in the header counts too.
     expectTooManyRequests(await server.anonymous.get('/api/plants', { authorization: 'Bearer not-a-token' }), 5);
     expectStatus(await calm.get('/api/plants?limit=1'), 200);
     // It refills at one per second.
     await sleep(1_200);
-    expectError(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${'Z'.repeat(43)}` }), 401, 40101);
+    expectError(await server.anonymous.get('/api/plants', { authorization: `Bearer pst_${'Z'.repeat(43)}` }), 'invalidToken');
   });
 });
 

@@ -15,6 +15,9 @@ import { rawExchange, type RawAnswer } from '@test-support/http-client';
 import { expectError, expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 import { trpcErrors, trpcRequest } from '@test-support/trpc-client';
 
+import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
+import { errorCatalog } from '@/shared/errors';
+
 // Refills so slow that a loaded machine cannot make a bucket look fuller than the test spent it.
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '40/0.01', RATE_LIMIT_AUTH_FAILURES: '8/0.01' } });
 
@@ -64,7 +67,7 @@ describe('bodies on the tRPC door', () => {
     if (response instanceof Error) expect(response.message).toMatch(/fetch failed|other side closed|ECONNRESET|socket/i);
     else {
       expect(response.status).toBe(413);
-      expect(await trpcError(response)).toMatchObject({ data: { httpStatus: 413, error: 41300 } });
+      expect(await trpcError(response)).toMatchObject({ data: { httpStatus: 413, error: errorCatalog.bodyTooLarge.value } });
     }
     const after = vmRssMb(server.pid);
     console.log(`[front] 64 MiB tRPC body: ${response instanceof Error ? response.message : response.status} after ${Date.now() - started} ms; RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB`);
@@ -73,9 +76,9 @@ describe('bodies on the tRPC door', () => {
     expectStatus(await server.anonymous.get('/api/health'), 200);
   });
 
-  it('refuses a declared Content-Length over 64 KiB at once on both doors', async () => {
+  it(`refuses a declared Content-Length over ${kib(BODY_LIMIT_BYTES)} at once on both doors`, async () => {
     for (const path of ['/api/plants', '/api/trpc/plants.create']) {
-      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 70000000\r\n\r\n`);
+      const answer = await raw(`POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT_BYTES * 1_000}\r\n\r\n`);
       expect(answer.status, path).toBe(413);
       expect(answer.closed, path).toBe(true);
     }
@@ -105,9 +108,9 @@ describe('bodies on the tRPC door', () => {
     const [rest, trpcAnswer] = await Promise.all([trickle('/api/plants'), trickle('/api/trpc/plants.create')]);
     console.log(`[front] trickling bodies answered after ${rest.seconds.toFixed(1)} s (REST) and ${trpcAnswer.seconds.toFixed(1)} s (tRPC)`);
     expect(rest.status).toBe(408);
-    expect(JSON.parse(rest.text)).toEqual({ error: 40800, message: 'the body did not arrive within 30 seconds' });
+    expect(JSON.parse(rest.text)).toEqual({ error: errorCatalog.bodyTimeout.value, message: 'the body did not arrive within 30 seconds' });
     expect(trpcAnswer.status).toBe(408);
-    expect(JSON.parse(trpcAnswer.text).error.json.data.error).toBe(40800);
+    expect(JSON.parse(trpcAnswer.text).error.json.data.error).toBe(errorCatalog.bodyTimeout.value);
     for (const answer of [rest, trpcAnswer]) expect(answer.seconds).toBeLessThan(35);
     // Logged as what it is, never as a server fault.
     expect(server.log()).not.toMatch(/"status":5\d\d/);
@@ -127,8 +130,8 @@ describe('rate limits shared by both doors', () => {
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(await trpcError(refused)).toMatchObject({ data: { error: 42900 } });
-    expectError(await server.client(token).get('/api/plants?limit=1'), 429, 42900);
+    expect(await trpcError(refused)).toMatchObject({ data: { error: errorCatalog.tooManyRequests.value } });
+    expectError(await server.client(token).get('/api/plants?limit=1'), 'tooManyRequests');
   });
 });
 
@@ -141,7 +144,7 @@ describe('the tRPC batch cap', () => {
       const started = Date.now();
       const response = await trpc(paths, { token, query: `batch=1&input=${input}` });
       expect(response.status, `${calls} calls`).toBe(400);
-      expect(await trpcError(response)).toMatchObject({ data: { error: 40011 } });
+      expect(await trpcError(response)).toMatchObject({ data: { error: errorCatalog.batchTooLarge.value } });
       expect(Date.now() - started).toBeLessThan(1_000);
     }
     const ten = Array.from({ length: 10 }, () => 'me').join(',');
@@ -153,7 +156,7 @@ describe('paths that name Object properties', () => {
   it('are unknown paths (404, the Error body) on REST, the docs and the service routes', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype']) {
       for (const path of [`/api/${name}`, `/api/docs/${name}`, `/api/plants/${name}/x`, `/api/health/${name}`, `/api/openapi.json/${name}`]) {
-        expectError(await server.rawClient(server.adminToken).get(path), 404, 40400);
+        expectError(await server.rawClient(server.adminToken).get(path), 'routeNotFound');
       }
       const trpcAnswer = await trpc(name, { token: server.adminToken });
       expect(trpcAnswer.status, name).toBe(404);
@@ -208,7 +211,7 @@ describe('request lines and Host', () => {
     for (const target of ['http://user:secret@plants.example/api/plants', 'http://a:99999/', 'ftp://plants.example/api/plants', 'plants']) {
       const answer = await raw(`GET ${target} HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
       expect(answer.status, target).toBe(400);
-      expect(answer.json, target).toMatchObject({ error: 40010 });
+      expect(answer.json, target).toMatchObject({ error: errorCatalog.malformedRequest.value });
       expect(answer.text).not.toContain('secret');
     }
   });
@@ -223,29 +226,29 @@ describe('request lines and Host', () => {
 
   it('refuses two Host headers and a missing one with the Error body; takes HTTP/1.0 without Host', async () => {
     const two = await raw(`GET /api/health HTTP/1.1\r\nHost: ${host()}\r\nHost: evil.example\r\n\r\n`);
-    expect([two.status, two.json]).toEqual([400, { error: 40010, message: 'the request has more than one host header' }]);
+    expect([two.status, two.json]).toEqual([400, { error: errorCatalog.malformedRequest.value, message: 'the request has more than one host header' }]);
     const none = await raw(`GET /api/health HTTP/1.1\r\n\r\n`);
-    expect([none.status, none.json]).toEqual([400, { error: 40010, message: 'the request has no Host header' }]);
+    expect([none.status, none.json]).toEqual([400, { error: errorCatalog.malformedRequest.value, message: 'the request has no Host header' }]);
     const old = await raw(`GET /api/health HTTP/1.0\r\n\r\n`);
     expect(old.status).toBe(200);
   });
 
   it('answers a request line Node refuses, and a CONNECT, with the Error body', async () => {
     const garbage = await raw('GARBAGE\r\n\r\n');
-    expect([garbage.status, garbage.json]).toEqual([400, { error: 40010, message: 'the request is not valid HTTP' }]);
+    expect([garbage.status, garbage.json]).toEqual([400, { error: errorCatalog.malformedRequest.value, message: 'the request is not valid HTTP' }]);
     const connect = await raw(`CONNECT ${host()} HTTP/1.1\r\nHost: ${host()}\r\n\r\n`);
     expect(connect.status).toBe(405);
-    expect(connect.json).toMatchObject({ error: 40500 });
+    expect(connect.json).toMatchObject({ error: errorCatalog.methodNotAllowed.value });
   });
 });
 
 describe('methods and paths on every door', () => {
   it('answers a wrong method with 405, Allow and a body on the docs, tRPC and service routes', async () => {
     const docs = await fetch(`${server.baseUrl}/api/docs`, { method: 'POST' });
-    expect([docs.status, docs.headers.get('allow'), await docs.json()]).toEqual([405, 'GET, HEAD', { error: 40500, message: 'POST is not allowed on /api/docs; use GET, HEAD' }]);
+    expect([docs.status, docs.headers.get('allow'), await docs.json()]).toEqual([405, 'GET, HEAD', { error: errorCatalog.methodNotAllowed.value, message: 'POST is not allowed on /api/docs; use GET, HEAD' }]);
     const me = await trpc('me', { method: 'PUT', token: server.adminToken });
     expect([me.status, me.headers.get('allow')]).toEqual([405, 'GET, HEAD, POST']);
-    expect(await trpcError(me)).toMatchObject({ data: { error: 40500 } });
+    expect(await trpcError(me)).toMatchObject({ data: { error: errorCatalog.methodNotAllowed.value } });
     const health = await fetch(`${server.baseUrl}/api/health`, { method: 'DELETE' });
     expect([health.status, health.headers.get('allow')]).toEqual([405, 'GET, HEAD, OPTIONS']);
     const page = await fetch(`${server.baseUrl}/`, { method: 'DELETE' });
@@ -253,8 +256,8 @@ describe('methods and paths on every door', () => {
   });
 
   it('answers /api/plants/ (no id) as an unknown path', async () => {
-    expectError(await server.rawClient(server.adminToken).get('/api/plants/'), 404, 40400);
-    expectError(await server.rawClient(server.adminToken).delete('/api/plants/'), 404, 40400);
+    expectError(await server.rawClient(server.adminToken).get('/api/plants/'), 'routeNotFound');
+    expectError(await server.rawClient(server.adminToken).delete('/api/plants/'), 'routeNotFound');
   });
 
   it('treats two Authorization headers as no valid token, on both doors', async () => {
@@ -359,7 +362,7 @@ describe('what a request may cost the server (issue 18)', () => {
     const refusals = [
       ['two Host fields', `GET /api/health HTTP/1.1\r\nHost: ${host()}\r\nHost: evil.example\r\n\r\n`, 400],
       ['a malformed target', `GET plants HTTP/1.1\r\nHost: ${host()}\r\n\r\n`, 400],
-      ['a declared body over 64 KiB', `POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n`, 413],
+      [`a declared body over ${kib(BODY_LIMIT_BYTES)}`, `POST /api/plants HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT_BYTES + 1}\r\n\r\n`, 413],
     ] as const;
     let id = 8_102_000n;
     for (const [what, refused, status] of refusals) {
@@ -449,7 +452,7 @@ describe('what a request may cost the server (issue 18)', () => {
       });
       expect(response.status, String(contentType)).toBe(415);
       expect(response.headers.get('content-type'), String(contentType)).toBe('application/json');
-      expect(await trpcError(response), String(contentType)).toMatchObject({ data: { httpStatus: 415, error: 41500 } });
+      expect(await trpcError(response), String(contentType)).toMatchObject({ data: { httpStatus: 415, error: errorCatalog.unsupportedMediaType.value } });
     }
   });
 
@@ -458,11 +461,11 @@ describe('what a request may cost the server (issue 18)', () => {
     const gzipped = gzipSync('{"id": 8104001, "name": "Zipped"}');
     for (const coding of ['gzip', 'br', 'deflate, gzip', 'x-unknown']) {
       const rest = await server.client(token).post('/api/plants', gzipped, { headers: { 'Content-Encoding': coding } });
-      expectError(rest, 415, 41500, 'Content-Encoding');
+      expectError(rest, 'unsupportedMediaType', 'Content-Encoding');
       expect(rest.headers.get('accept-encoding')).toBe('identity');
       const trpcAnswer = await trpc('plants.create', { token, body: '{"json":{"id":"8104002","name":"Zipped"},"meta":{"values":{"id":["bigint"]}}}', headers: { 'content-encoding': coding } });
       expect(trpcAnswer.status, coding).toBe(415);
-      expect(await trpcError(trpcAnswer)).toMatchObject({ data: { error: 41500 } });
+      expect(await trpcError(trpcAnswer)).toMatchObject({ data: { error: errorCatalog.unsupportedMediaType.value } });
     }
     // identity is no coding at all.
     expectStatus(await server.client(token).post('/api/plants', plantBody(8_104_003n, 'Plain'), { headers: { 'Content-Encoding': 'identity' } }), 200);
@@ -472,10 +475,10 @@ describe('what a request may cost the server (issue 18)', () => {
   it('refuses a query value that is not UTF-8 once percent-decoded with a 400 naming it, on both doors', async () => {
     const { token } = await server.createToken('front-utf8');
     for (const bad of ['%FF', '%ED%A0%80', 'ab%C3', '%C0%AF', '%F4%90%80%80']) {
-      for (const name of ['q', 'tag']) expectError(await server.client(token).get(`/api/plants?${name}=${bad}`), 400, 40007, `${name} is not valid UTF-8`);
+      for (const name of ['q', 'tag']) expectError(await server.client(token).get(`/api/plants?${name}=${bad}`), 'invalidQueryParameter', `${name} is not valid UTF-8`);
       const trpcAnswer = await trpc('plants.list', { token, query: `input=${encodeURIComponent('{"json":{"q":"')}${bad}${encodeURIComponent('"}}')}` });
       expect(trpcAnswer.status, bad).toBe(400);
-      expect(await trpcError(trpcAnswer)).toMatchObject({ message: 'input is not valid UTF-8 once percent-decoded', data: { error: 40007 } });
+      expect(await trpcError(trpcAnswer)).toMatchObject({ message: 'input is not valid UTF-8 once percent-decoded', data: { error: errorCatalog.invalidQueryParameter.value } });
     }
     // Well-formed escapes, a literal %, and U+FFFD itself, sent as such, are text like any other. (As tags:
     // a name search is charged SEARCH_COST more, and this server's small bucket is for the refusals above.)
@@ -495,6 +498,6 @@ describe('failed authentications', () => {
     expect(statuses.every((status) => status === 401 || status === 429), statuses.join()).toBe(true);
     expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(8);
     expect(statuses.at(-1)).toBe(429);
-    expectError(await server.client(forged).get('/api/plants'), 429, 42900);
+    expectError(await server.client(forged).get('/api/plants'), 'tooManyRequests');
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, IDEMPOTENCY_KEYS_PER_USER, kib, UNKNOWN_FIELDS_NAMED } from '@/shared/limits';
 
 import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 import { expectTrpcError, trpcRequest } from '@test-support/trpc-client';
@@ -49,7 +49,7 @@ describe('Idempotency-Key on create', () => {
     }
     expect(await countPlants(id)).toBe(1);
     // Without the key, the same body is a new request, and the id is taken.
-    expectError(await create(plantBody(id, 'Monstera', 'tropical'), undefined), 400, 40006);
+    expectError(await create(plantBody(id, 'Monstera', 'tropical'), undefined), 'plantIdTaken');
   });
 
   it('counts bodies that differ only in member order, white space or string escapes as the same', async () => {
@@ -69,8 +69,8 @@ describe('Idempotency-Key on create', () => {
     const key = newKey();
     expectStatus(await create(`{"id":${id},"name":"Fern"}`, key), 200);
     for (const variant of [`{"id":${id}.0,"name":"Fern"}`, `{"id":${id}e0,"name":"Fern"}`]) {
-      expectError(await create(variant, newKey()), 400, 40003, 'id must be an integer');
-      expectError(await create(variant, key), 422, 42200);
+      expectError(await create(variant, newKey()), 'wrongType', 'id must be an integer');
+      expectError(await create(variant, key), 'idempotencyKeyReused');
     }
   });
 
@@ -79,7 +79,7 @@ describe('Idempotency-Key on create', () => {
     const key = newKey();
     expectStatus(await create(plantBody(id, 'Cactus'), key), 200);
     for (const other of [plantBody(id, 'Cactus', 'desert'), plantBody(id, 'cactus'), plantBody(nextId(), 'Cactus'), `{"id":${id},"name":"Cactus","extra":1}`]) {
-      expectError(await create(other, key), 422, 42200, 'different body');
+      expectError(await create(other, key), 'idempotencyKeyReused', 'different body');
     }
     const listed = await server.admin.get(`/api/plants?after=${id - 1n}&limit=1`);
     expect(listed.json).toEqual([{ id, name: 'Cactus' }]);
@@ -89,9 +89,9 @@ describe('Idempotency-Key on create', () => {
     const id = nextId();
     expectStatus(await create(plantBody(id, 'First'), undefined), 200);
     const key = newKey();
-    expectError(await create(plantBody(id, 'Second'), key), 400, 40006);
+    expectError(await create(plantBody(id, 'Second'), key), 'plantIdTaken');
     const again = await create(plantBody(id, 'Second'), key);
-    expectError(again, 400, 40006);
+    expectError(again, 'plantIdTaken');
     expect(replayed(again)).toBe('true');
   });
 
@@ -100,7 +100,7 @@ describe('Idempotency-Key on create', () => {
     const key = newKey();
     for (let attempt = 0; attempt < 2; attempt++) {
       const refused = await create(`{"id": ${id}, "name": ""}`, key);
-      expectError(refused, 400, 40004);
+      expectError(refused, 'invalidValue');
       expect(replayed(refused)).toBeNull();
     }
     expect(await keysKept(key)).toBe(0);
@@ -119,13 +119,13 @@ describe('Idempotency-Key on create', () => {
     expect(replayed(bobs)).toBeNull();
     expect(bobs.json).toEqual({ id: b, name: 'Bob’s' });
     // Alice's key does not reveal Bob's answer, nor Bob's hers.
-    expectError(await create(plantBody(b, 'Bob’s'), key, alice.token), 422, 42200);
+    expectError(await create(plantBody(b, 'Bob’s'), key, alice.token), 'idempotencyKeyReused');
   });
 
   it('refuses a malformed key with 400 before anything is created', async () => {
     const id = nextId();
     for (const key of ['x'.repeat(256), 'tab\there', 'caf\u00e9']) {
-      expectError(await create(plantBody(id, 'Never'), key), 400, 40012, 'Idempotency-Key');
+      expectError(await create(plantBody(id, 'Never'), key), 'idempotencyKeyInvalid', 'Idempotency-Key');
     }
     expectStatus(await create(plantBody(nextId(), 'Longest key'), 'k'.repeat(255)), 200);
     const twice = await rawRequest(server.baseUrl, {
@@ -134,14 +134,14 @@ describe('Idempotency-Key on create', () => {
       headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': ['a', 'b'] as unknown as string },
       chunks: [Buffer.from(plantBody(id, 'Never'))],
     });
-    expectError(twice, 400, 40012, 'once');
+    expectError(twice, 'idempotencyKeyInvalid', 'once');
     const empty = await rawRequest(server.baseUrl, {
       method: 'POST',
       path: '/api/plants',
       headers: { Authorization: `Bearer ${server.adminToken}`, 'Content-Type': 'application/json', 'Idempotency-Key': '' },
       chunks: [Buffer.from(plantBody(id, 'Never'))],
     });
-    expectError(empty, 400, 40012);
+    expectError(empty, 'idempotencyKeyInvalid');
     expect(await countPlants(id)).toBe(0);
   });
 
@@ -166,7 +166,7 @@ describe('Idempotency-Key on create', () => {
     expect(originals, answers.map((answer) => answer.status).join(' ')).toHaveLength(1);
     expect(replays.length + inFlight.length).toBe(49);
     for (const answer of inFlight) {
-      expectError(answer, 409, 40900);
+      expectError(answer, 'idempotencyKeyInFlight');
       expect(answer.headers.get('retry-after')).toBe('1');
     }
     for (const answer of replays) expect(answer.text).toBe(originals[0]!.text);
@@ -188,8 +188,8 @@ describe('Idempotency-Key on create', () => {
       'INSERT INTO "IdempotencyKey" ("userId", "key", "fingerprint", "lockedUntil", "expiresAt") VALUES (?, ?, ?, ?, ?)',
       [userId, key, fingerprint, inAMinute, expires],
     );
-    expectError(await create(plantBody(id, 'Held'), key), 409, 40900, 'still being carried out');
-    expectError(await create(plantBody(id, 'Other'), key), 422, 42200);
+    expectError(await create(plantBody(id, 'Held'), key), 'idempotencyKeyInFlight', 'still being carried out');
+    expectError(await create(plantBody(id, 'Other'), key), 'idempotencyKeyReused');
     // The holder died: once its lease is over, a retry carries the request out.
     await server.database.execute('UPDATE "IdempotencyKey" SET "lockedUntil" = ? WHERE "key" = ?', [await server.database.dateTime(new Date(Date.now() - 1_000)), key]);
     const taken = await create(plantBody(id, 'Held'), key);
@@ -204,7 +204,7 @@ describe('Idempotency-Key on create', () => {
     expectStatus(await create(plantBody(id, 'Aged'), key), 200);
     await server.database.execute('UPDATE "IdempotencyKey" SET "expiresAt" = ? WHERE "key" = ?', [await server.database.dateTime(new Date(Date.now() - 1_000)), key]);
     const again = await create(plantBody(id, 'Aged'), key);
-    expectError(again, 400, 40006);
+    expectError(again, 'plantIdTaken');
     expect(replayed(again)).toBeNull();
   });
 
@@ -234,13 +234,14 @@ describe('what keys cost the server', () => {
     return { body: `${body}}`, fields };
   }
 
-  it('answers 64 KiB of unknown fields with a short message on both doors, and keeps nothing under a new key each time', async () => {
+  it(`answers ${kib(BODY_LIMIT_BYTES)} of unknown fields with a short message on both doors, and keeps nothing under a new key each time`, async () => {
     const { token } = await server.createToken('idem-unknown');
     const { body, fields } = unknownFieldsBody(String(nextId()), BODY_LIMIT_BYTES);
     const keys = Array.from({ length: 8 }, () => newKey());
     for (const key of keys) {
       const response = await create(body, key, token);
-      expectError(response, 400, 40005, `unknown fields "f0", "f1", "f2" and ${(fields - 3).toLocaleString('en-US')} more`);
+      const named = Array.from({ length: UNKNOWN_FIELDS_NAMED }, (_, index) => `"f${index}"`).join(', ');
+      expectError(response, 'unknownField', `unknown fields ${named} and ${(fields - UNKNOWN_FIELDS_NAMED).toLocaleString('en-US')} more`);
       expect(response.text.length).toBeLessThan(300);
     }
     const [kept] = await server.database.query<{ count: bigint }>(
@@ -250,7 +251,7 @@ describe('what keys cost the server', () => {
     expect(kept!.count).toBe(0n);
     const trpcBody = `{"json":${unknownFieldsBody('"1"', BODY_LIMIT_BYTES - 64).body},"meta":{"values":{"id":["bigint"]}}}`;
     const viaTrpc = await trpcRequest(server.baseUrl, 'plants.create', { token, body: trpcBody });
-    const error = await expectTrpcError(viaTrpc, 400, 40005, 'and ');
+    const error = await expectTrpcError(viaTrpc, 'unknownField', 'and ');
     expect(error.message.length).toBeLessThan(300);
   });
 

@@ -61,7 +61,7 @@ describe('one database behind two instances', () => {
     const afterDelete = await onFirst.get('/api/plants');
     expectStatus(afterDelete, 200);
     expect(afterDelete.json).toEqual([]);
-    expectError(await onFirst.delete('/api/plants/1001'), 404, 40401);
+    expectError(await onFirst.delete('/api/plants/1001'), 'plantNotFound');
   });
 
   it('answers exactly one 200 to parallel creates of one id spread over both instances', async () => {
@@ -83,7 +83,7 @@ describe('one database behind two instances', () => {
       );
       const statuses = answers.map((answer) => answer.status);
       expect(statuses.filter((status) => status === 200), `round ${round}: ${statuses.join(' ')}`).toHaveLength(1);
-      for (const answer of answers.filter((candidate) => candidate.status !== 200)) expectError(answer, 400, 40006);
+      for (const answer of answers.filter((candidate) => candidate.status !== 200)) expectError(answer, 'plantIdTaken');
       const winner = answers.find((answer) => answer.status === 200)!;
       // The plant stored is the one whose create was answered 200, whichever instance answered it.
       const stored = (await clients[1]!.get(`/api/plants?after=${id - 1n}&limit=1`)).json;
@@ -108,7 +108,7 @@ describe('a revoked token on both instances', () => {
 
     const revokedAt = Date.now();
     expect((await trpcCall(first.baseUrl, 'mutation', 'tokens.revoke', { input: { id: doomed.id }, token: adminToken })).status).toBe(200);
-    expectError(await onFirst.get('/api/plants'), 401, 40101);
+    expectError(await onFirst.get('/api/plants'), 'invalidToken');
     const secondMs = await msUntilRefused(onSecond, revokedAt, bound);
     console.log(`[instances] revoked through instance 1: refused there at once, on instance 2 after ${secondMs} ms (bound ${DEFAULT_AUTH_CACHE_TTL_MS} ms)`);
   });
@@ -147,7 +147,7 @@ describe('rate limits', () => {
     for (let index = 0; index < 40; index++) {
       const response = await clients[index % 2]!.get('/api/plants?limit=1');
       if (response.status === 200) served[index % 2]!++;
-      else expectError(response, 429, 42900);
+      else expectError(response, 'tooManyRequests');
     }
     expect(served, 'requests served by each instance out of 20 sent to each').toEqual([10, 10]);
     console.log(`[instances] rate limit 10/0.01 per instance: 40 requests over 2 instances → ${served[0]! + served[1]!} served (bound: 2 × 10)`);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { type RunningServer, startServer } from '@test-support/server-process';
 import { trpcCall, trpcData } from '@test-support/trpc-client';
+import { errorCatalog } from '@/shared/errors';
 
 let database: TestDatabase;
 let first: RunningServer;
@@ -50,7 +51,7 @@ describe('revoking the last working admin token', () => {
     expect(only).toMatchObject({ id: firstAdmin.id, lastAdminToken: true });
     const refused = await trpc(first, firstAdmin.token, 'tokens.revoke', { id: firstAdmin.id });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.json.data.error).toBe(40009);
+    expect(refused.body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
     expect(refused.body.error.json.message).toMatch(/last working admin token/);
     // The token command is refused the same way.
     await expect(first.revokeToken(firstAdmin.id)).rejects.toThrow(/last working admin token/);
@@ -77,7 +78,7 @@ describe('revoking the last working admin token', () => {
       const refused = a.status === 200 ? b : a;
       expect([400, 401], outcome).toContain(refused.status);
       if (refused.status === 400) {
-        expect(refused.body.error.json.data.error).toBe(40009);
+        expect(refused.body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
         refusedByTheGuard++;
       }
       survivor = a.status === 200 ? survivor : challenger;

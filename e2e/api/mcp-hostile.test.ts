@@ -13,6 +13,8 @@ import { expectError, expectNoInternalDetail, expectStatus, setupServer } from '
 import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from '@test-support/mcp-client';
 import { api, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
 
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib } from '@/shared/limits';
+
 const LIST = rpcText('tools/list', {});
 const callText = (name: string, args: unknown, id: string | number = 1) => rpcText('tools/call', { name, arguments: args }, id);
 
@@ -39,19 +41,19 @@ describe('with the default limits', () => {
   describe('the token', () => {
     it('is required: none is 401, error 40100, with the same challenge as REST', async () => {
       const response = await postMcp(server.baseUrl, null, LIST);
-      expectError(response, 401, 40100);
+      expectError(response, 'missingToken');
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="plants"');
       expectApiHeaders(response);
     });
 
     it('must be valid: a wrong one is 401, error 40101, error="invalid_token"', async () => {
       const response = await postMcp(server.baseUrl, `pst_${'A'.repeat(43)}`, LIST);
-      expectError(response, 401, 40101);
+      expectError(response, 'invalidToken');
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="plants", error="invalid_token"');
     });
 
     it('is checked before the body is read: an anonymous 1 MB body is a 401, not a 413', async () => {
-      expectError(await postMcp(server.baseUrl, null, 'x'.repeat(1024 * 1024)), 401, 40100);
+      expectError(await postMcp(server.baseUrl, null, 'x'.repeat(1024 * 1024)), 'missingToken');
     });
   });
 
@@ -59,7 +61,7 @@ describe('with the default limits', () => {
     it('answers GET, DELETE, PUT, PATCH and HEAD with 405 and Allow: POST, OPTIONS (no sessions, no event stream), before the token', async () => {
       for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
         const response = await api(server.baseUrl, null).request(method, MCP_PATH, { headers: { Accept: 'text/event-stream' } });
-        expectError(response, 405, 40500);
+        expectError(response, 'methodNotAllowed');
         expect(response.headers.get('allow'), method).toBe('POST, OPTIONS');
       }
       const head = await api(server.baseUrl, token).request('HEAD', MCP_PATH);
@@ -71,7 +73,7 @@ describe('with the default limits', () => {
     });
 
     it('has no sub-paths: /api/mcp/… is 404, error 40400', async () => {
-      expectError(await api(server.baseUrl, token).post(`${MCP_PATH}/sse`, LIST), 404, 40400);
+      expectError(await api(server.baseUrl, token).post(`${MCP_PATH}/sse`, LIST), 'routeNotFound');
     });
 
     it('keeps no sessions: a request naming one is 404 "Session not found", so a client starts afresh', async () => {
@@ -80,8 +82,8 @@ describe('with the default limits', () => {
     });
 
     it('takes application/json only (415, error 41500) and needs an Accept of JSON and event streams (406)', async () => {
-      expectError(await post(LIST, { contentType: 'text/plain' }), 415, 41500);
-      expectError(await post(LIST, { contentType: null }), 415, 41500);
+      expectError(await post(LIST, { contentType: 'text/plain' }), 'unsupportedMediaType');
+      expectError(await post(LIST, { contentType: null }), 'unsupportedMediaType');
       expectRpcError(await post(LIST, { headers: { Accept: 'application/json' } }), 406, -32000, /Not Acceptable/);
     });
 
@@ -96,20 +98,21 @@ describe('with the default limits', () => {
 
     it('refuses a page from an unknown origin (403, error 40300), as MCP asks against DNS rebinding; a page on loopback is the machine\'s own', async () => {
       for (const origin of ['https://evil.example', 'http://localhost.evil.example:3000', 'null']) {
-        expectError(await post(LIST, { headers: { Origin: origin } }), 403, 40300);
+        expectError(await post(LIST, { headers: { Origin: origin } }), 'forbidden');
       }
       for (const origin of ['http://localhost:6274', 'http://127.0.0.1:3000', 'http://[::1]:8080']) expectStatus(await post(LIST, { headers: { Origin: origin } }), 200);
     });
 
-    it('stops reading a body at 64 KiB: 413, error 41300', async () => {
-      expectError(await post(callText('plants_list', { q: 'x'.repeat(70 * 1024) })), 413, 41300);
+    it(`stops reading a body at ${kib(BODY_LIMIT_BYTES)}: 413, error 41300`, async () => {
+      expectError(await post(callText('plants_list', { q: 'x'.repeat(BODY_LIMIT_BYTES + 1) })), 'bodyTooLarge');
       const chunked = await rawRequest(server.baseUrl, {
         method: 'POST',
         path: MCP_PATH,
         headers: { ...MCP_HEADERS, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        chunks: Array.from({ length: 80 }, () => new Uint8Array(1024).fill(0x20)),
+        // 80 KiB of white space: past the limit, with no Content-Length to refuse it by.
+        chunks: Array.from({ length: BODY_LIMIT_BYTES / 1024 + 16 }, () => new Uint8Array(1024).fill(0x20)),
       });
-      expectError(chunked, 413, 41300);
+      expectError(chunked, 'bodyTooLarge');
     });
   });
 
@@ -156,12 +159,12 @@ describe('with the default limits', () => {
       expect(stringId.json.id).toBe('9007199254740993');
     });
 
-    it('may nest 32 levels, no deeper (-32700, found before anything parses it); 100,000 deep costs nothing', async () => {
+    it(`may nest ${JSON_MAX_DEPTH} levels, no deeper (-32700, found before anything parses it); 100,000 deep costs nothing`, async () => {
       // The message, params and arguments are three levels; the argument's arrays the rest.
-      const within = await post(callText('plants_list', { q: JSON.parse(nested(29)) }));
+      const within = await post(callText('plants_list', { q: JSON.parse(nested(JSON_MAX_DEPTH - 3)) }));
       expectStatus(within, 200);
-      expectToolError(within.json.result, 40003, 'q must be text');
-      expectRpcError(await post(callText('plants_list', { q: JSON.parse(nested(30)) })), 400, -32700, /more than 32 levels/);
+      expectToolError(within.json.result, 'wrongType', 'q must be text');
+      expectRpcError(await post(callText('plants_list', { q: JSON.parse(nested(JSON_MAX_DEPTH - 2)) })), 400, -32700, new RegExp(`more than ${JSON_MAX_DEPTH} levels`));
       const startedAt = performance.now();
       expectRpcError(await post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plants_list","arguments":{"q":${nested(30_000)}}}}`), 400, -32700);
       expect(performance.now() - startedAt).toBeLessThan(2_000);
@@ -196,23 +199,23 @@ describe('with the default limits', () => {
 
   describe("a tool's arguments", () => {
     it('are judged by the procedure: huge values and thousands of unknown fields are its ordinary refusals', async () => {
-      expectToolError((await post(callText('plants_create', { id: 1, name: 'x'.repeat(60_000) }))).json.result, 40004, 'at most 200 characters');
+      expectToolError((await post(callText('plants_create', { id: 1, name: 'x'.repeat(60_000) }))).json.result, 'invalidValue', 'at most 200 characters');
       const many = Object.fromEntries(Array.from({ length: 3000 }, (_, index) => [`f${index}`, index]));
-      expectToolError((await post(callText('plants_create', { id: 1, name: 'many', ...many }))).json.result, 40005);
-      expectToolError((await post(callText('plants_create', JSON.parse('{"id":1,"name":"proto","__proto__":{"admin":true}}')))).json.result, 40005, '__proto__');
+      expectToolError((await post(callText('plants_create', { id: 1, name: 'many', ...many }))).json.result, 'unknownField');
+      expectToolError((await post(callText('plants_create', JSON.parse('{"id":1,"name":"proto","__proto__":{"admin":true}}')))).json.result, 'unknownField', '__proto__');
     });
 
     it('never read an int64 rounded: a JSON number beyond 2^53 is refused (40003), a fraction, an exponent or other text is the wrong type', async () => {
       const exact = (args: string) => post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plants_create","arguments":${args}}}`);
       for (const id of ['9007199254740992', '-9007199254740992', '9223372036854775808', '9'.repeat(5000)]) {
-        const refused = expectToolError((await exact(`{"id":${id},"name":"big"}`)).json.result, 40003, 'send it as a string of digits');
+        const refused = expectToolError((await exact(`{"id":${id},"name":"big"}`)).json.result, 'wrongType', 'send it as a string of digits');
         expect(refused.message.length).toBeLessThan(200);
       }
-      expectToolError((await exact('{"id":"9223372036854775808","name":"big"}')).json.result, 40004, 'at most 9223372036854775807');
-      expectToolError((await exact('{"id":1e3,"name":"exp"}')).json.result, 40003);
-      expectToolError((await exact('{"id":"0x10","name":"hex"}')).json.result, 40003);
-      expectToolError((await exact('{"id":" 7","name":"space"}')).json.result, 40003);
-      expectToolError((await exact('{"id":null,"name":"null"}')).json.result, 40003);
+      expectToolError((await exact('{"id":"9223372036854775808","name":"big"}')).json.result, 'invalidValue', 'at most 9223372036854775807');
+      expectToolError((await exact('{"id":1e3,"name":"exp"}')).json.result, 'wrongType');
+      expectToolError((await exact('{"id":"0x10","name":"hex"}')).json.result, 'wrongType');
+      expectToolError((await exact('{"id":" 7","name":"space"}')).json.result, 'wrongType');
+      expectToolError((await exact('{"id":null,"name":"null"}')).json.result, 'wrongType');
     });
   });
 
@@ -257,15 +260,15 @@ describe('floods (RATE_LIMIT_PER_TOKEN=4/0.01, RATE_LIMIT_AUTH_FAILURES=2/0.01)'
     expectStatus(await rest.get('/api/plants'), 200);
     expectStatus(await postMcp(server.baseUrl, token, LIST), 200);
     const refused = await postMcp(server.baseUrl, token, callText('plants_list', {}));
-    expectError(refused, 429, 42900);
+    expectError(refused, 'tooManyRequests');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expectError(await rest.get('/api/plants'), 429, 42900);
+    expectError(await rest.get('/api/plants'), 'tooManyRequests');
   });
 
   it('counts invalid tokens per address across the doors: the third is 429', async () => {
     const guess = `pst_${'G'.repeat(43)}`;
-    expectError(await postMcp(server.baseUrl, guess, LIST), 401, 40101);
-    expectError(await server.rawClient(guess).get('/api/plants'), 401, 40101);
-    expectError(await postMcp(server.baseUrl, guess, LIST), 429, 42900);
+    expectError(await postMcp(server.baseUrl, guess, LIST), 'invalidToken');
+    expectError(await server.rawClient(guess).get('/api/plants'), 'invalidToken');
+    expectError(await postMcp(server.baseUrl, guess, LIST), 'tooManyRequests');
   });
 });

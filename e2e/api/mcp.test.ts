@@ -109,29 +109,29 @@ describe('plants_create', () => {
     expect(expectToolResult<Plant>(await call(admin, 'plants_create', { id: 7, name: 'Fern' })).structured).toEqual({ id: '7', name: 'Fern' });
     expect(expectToolResult<Plant>(await call(admin, 'plants_create', { id: Number.MAX_SAFE_INTEGER, name: 'Safe' })).structured.id).toBe('9007199254740991');
     // What the SDK client makes of 9007199254740993 as a number: JavaScript has already rounded it.
-    expectToolError(await call(admin, 'plants_create', { id: 9007199254740993, name: 'Rounded' }), 40003, 'send it as a string of digits');
+    expectToolError(await call(admin, 'plants_create', { id: 9007199254740993, name: 'Rounded' }), 'wrongType', 'send it as a string of digits');
     // The exact digits as a JSON number, as a lossless writer would send them: refused alike (the server cannot tell).
     const body = rpcText('tools/call', { name: 'plants_create', arguments: { id: 1, name: 'Raw' } }).replace('"id":1,"name"', '"id":9007199254740995,"name"');
     const response = await postMcp(server.baseUrl, server.adminToken, body);
     expectStatus(response, 200);
-    expectToolError(response.json.result, 40003, 'id is a JSON number beyond ±9007199254740991');
+    expectToolError(response.json.result, 'wrongType', 'id is a JSON number beyond ±9007199254740991');
   });
 
   it('takes the ends of the int64 range and refuses one past them (error 40004)', async () => {
     for (const id of ['9223372036854775807', '-9223372036854775808']) {
       expect(expectToolResult<Plant>(await call(admin, 'plants_create', { id, name: `end ${id}` })).structured.id).toBe(id);
     }
-    expectToolError(await call(admin, 'plants_create', { id: '9223372036854775808', name: 'past' }), 40004, 'id must be at most 9223372036854775807');
+    expectToolError(await call(admin, 'plants_create', { id: '9223372036854775808', name: 'past' }), 'invalidValue', 'id must be at most 9223372036854775807');
   });
 
   it("refuses what the procedure refuses, with the REST door's values: taken id, missing, mistyped, invalid and unknown fields", async () => {
-    expectToolError(await call(admin, 'plants_create', { id: '7', name: 'again' }), 40006, 'already exists');
-    expectToolError(await call(admin, 'plants_create', { id: String(nextId()) }), 40002, 'name is required');
-    expectToolError(await call(admin, 'plants_create', { id: 1.5, name: 'half' }), 40003, 'id must be an integer');
-    expectToolError(await call(admin, 'plants_create', { id: 'seven', name: 'word' }), 40003, 'id must be an integer');
-    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: '\u200b' }), 40004, 'visible character');
-    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: 'x'.repeat(201) }), 40004, 'at most 200 characters');
-    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: 'owned', ownerId: 1 }), 40005, '"ownerId"');
+    expectToolError(await call(admin, 'plants_create', { id: '7', name: 'again' }), 'plantIdTaken', 'already exists');
+    expectToolError(await call(admin, 'plants_create', { id: String(nextId()) }), 'missingField', 'name is required');
+    expectToolError(await call(admin, 'plants_create', { id: 1.5, name: 'half' }), 'wrongType', 'id must be an integer');
+    expectToolError(await call(admin, 'plants_create', { id: 'seven', name: 'word' }), 'wrongType', 'id must be an integer');
+    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: '\u200b' }), 'invalidValue', 'visible character');
+    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: 'x'.repeat(201) }), 'invalidValue', 'at most 200 characters');
+    expectToolError(await call(admin, 'plants_create', { id: String(nextId()), name: 'owned', ownerId: 1 }), 'unknownField', '"ownerId"');
   });
 });
 
@@ -172,9 +172,9 @@ describe('plants_list', () => {
   it("shows a member only their own plants, and refuses them the owner filter (40021) and bad values (40004)", async () => {
     const { structured } = expectToolResult<{ items: Plant[] }>(await call(member, 'plants_list', { limit: 1000 }));
     expect(structured.items.map((plant) => plant.id)).toEqual(created);
-    expectToolError(await call(member, 'plants_list', { owner: 'admin' }), 40021);
-    expectToolError(await call(member, 'plants_list', { limit: 0 }), 40004, 'limit must be an integer from 1 to 1000');
-    expectToolError(await call(member, 'plants_list', { limit: '1001' }), 40004, 'limit must be an integer from 1 to 1000');
+    expectToolError(await call(member, 'plants_list', { owner: 'admin' }), 'ownerFilterForAdmins');
+    expectToolError(await call(member, 'plants_list', { limit: 0 }), 'invalidValue', 'limit must be an integer from 1 to 1000');
+    expectToolError(await call(member, 'plants_list', { limit: '1001' }), 'invalidValue', 'limit must be an integer from 1 to 1000');
   });
 });
 
@@ -183,19 +183,19 @@ describe('plants_update and plants_delete', () => {
     const id = String(nextId());
     expectToolResult(await call(member, 'plants_create', { id, name: 'Pothos', tag: 'vine' }));
     expect(expectToolResult<Plant>(await call(member, 'plants_update', { id, name: 'Golden pothos', tag: null })).structured).toEqual({ id, name: 'Golden pothos' });
-    expectToolError(await call(member, 'plants_update', { id }), 40020);
+    expectToolError(await call(member, 'plants_update', { id }), 'emptyPatch');
     const deleted = await call(member, 'plants_delete', { id });
     expect(deleted.isError ?? false).toBe(false);
     expect(deleted.structuredContent).toBeUndefined();
-    expectToolError(await call(member, 'plants_delete', { id }), 40401, `no plant with id ${id}`);
+    expectToolError(await call(member, 'plants_delete', { id }), 'plantNotFound', `no plant with id ${id}`);
   });
 
   it("answers a member's update or delete of an admin's plant exactly as a missing plant, and leaves it alone", async () => {
     const missing = String(nextId());
-    const foreign = expectToolError(await call(member, 'plants_delete', { id: '9007199254740993' }), 40401);
-    const absent = expectToolError(await call(member, 'plants_delete', { id: missing }), 40401);
+    const foreign = expectToolError(await call(member, 'plants_delete', { id: '9007199254740993' }), 'plantNotFound');
+    const absent = expectToolError(await call(member, 'plants_delete', { id: missing }), 'plantNotFound');
     expect(foreign.message.replace('9007199254740993', 'N')).toBe(absent.message.replace(missing, 'N'));
-    expectToolError(await call(member, 'plants_update', { id: '9007199254740993', name: 'mine now' }), 40401);
+    expectToolError(await call(member, 'plants_update', { id: '9007199254740993', name: 'mine now' }), 'plantNotFound');
     const still = expectToolResult<{ items: Plant[] }>(await call(admin, 'plants_list', { after: '9007199254740992', limit: 1 }));
     expect(still.structured.items).toEqual([{ id: '9007199254740993', name: 'Monstera', tag: 'tropical' }]);
   });
@@ -226,7 +226,7 @@ describe('the webhook tools', () => {
     const listed = expectToolResult<{ items: { id: number }[] }>(await call(admin, 'webhooks_list')).structured.items;
     expect(listed.map((endpoint) => endpoint.id)).toContain(id);
     expect((await call(admin, 'webhooks_delete', { id })).isError ?? false).toBe(false);
-    expectToolError(await call(admin, 'webhooks_get', { id }), 40403);
+    expectToolError(await call(admin, 'webhooks_get', { id }), 'webhookEndpointNotFound');
   });
 
   it('carry a plant id exact in a delivery (int64 as digits)', async () => {
@@ -243,6 +243,6 @@ describe('the webhook tools', () => {
   });
 
   it("refuse a member who calls one by name though it is not in their list: the procedure's own 403 (40300)", async () => {
-    expectToolError(await call(member, 'webhooks_list'), 40300, 'webhooks:manage');
+    expectToolError(await call(member, 'webhooks_list'), 'forbidden', 'webhooks:manage');
   });
 });

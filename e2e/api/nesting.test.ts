@@ -25,18 +25,18 @@ describe('REST bodies', () => {
     const id = nextId();
     for (const value of [arrays(DEEP), objects(1_000), arrays(JSON_MAX_DEPTH), arrays(32_000)]) {
       const body = `{"id":${id},"name":"Deep","tag":${value}}`;
-      expectError(await client.post('/api/plants', body), 400, 40022, `more than ${JSON_MAX_DEPTH} levels deep`);
+      expectError(await client.post('/api/plants', body), 'jsonTooDeep', `more than ${JSON_MAX_DEPTH} levels deep`);
     }
     expectStatus(await client.post('/api/plants', plantBody(id, 'Shallow')), 200);
     const patch = await client.request('PATCH', `/api/plants/${id}`, { body: `{"tag":${arrays(DEEP)}}`, contentType: 'application/merge-patch+json' });
-    expectError(patch, 400, 40022);
+    expectError(patch, 'jsonTooDeep');
     const endpoint = await client.post('/api/webhooks/endpoints', `{"url":"https://example.com/hook","events":${arrays(DEEP, '"plant.created"')}}`);
-    expectError(endpoint, 400, 40022);
+    expectError(endpoint, 'jsonTooDeep');
   });
 
   it(`take ${JSON_MAX_DEPTH} levels: the bound refuses nesting, not JSON (the tag is then simply not a string)`, async () => {
     const body = `{"id":${nextId()},"name":"Deep","tag":${arrays(JSON_MAX_DEPTH - 1)}}`;
-    expectError(await server.client(server.adminToken).post('/api/plants', body), 400, 40003, 'tag');
+    expectError(await server.client(server.adminToken).post('/api/plants', body), 'wrongType', 'tag');
   });
 
   it('refuse a create with an Idempotency-Key and a tag 4,000 deep with 400 (it was a 500), and keep nothing for the key', async () => {
@@ -44,7 +44,7 @@ describe('REST bodies', () => {
     const body = `{"id":${nextId()},"name":"Deep","tag":${arrays(4_000)}}`;
     for (let attempt = 0; attempt < 2; attempt++) {
       const response = await server.client(server.adminToken).post('/api/plants', body, { headers: { 'Idempotency-Key': key } });
-      expectError(response, 400, 40022);
+      expectError(response, 'jsonTooDeep');
       expect(response.headers.get('idempotent-replayed')).toBeNull();
     }
     const kept = await server.database.query<{ count: bigint }>('SELECT COUNT(*) AS count FROM "IdempotencyKey" WHERE "key" = ?', [key]);
@@ -58,9 +58,9 @@ describe('tRPC inputs', () => {
     const input = `{"json":{"q":${arrays(DEEP)}}}`;
     expect(input.length).toBeLessThan(5_000);
     const response = await trpcRequest(server.baseUrl, 'plants.list', { token: server.adminToken, query: `input=${encodeURIComponent(input)}` });
-    await expectTrpcError(response, 400, 40022, 'the input nests');
+    await expectTrpcError(response, 'jsonTooDeep', 'the input nests');
     const inMeta = `{"json":{"q":"x"},"meta":{"values":${objects(400)}}}`;
-    await expectTrpcError(await trpcRequest(server.baseUrl, 'plants.list', { token: server.adminToken, query: `input=${encodeURIComponent(inMeta)}` }), 400, 40022);
+    await expectTrpcError(await trpcRequest(server.baseUrl, 'plants.list', { token: server.adminToken, query: `input=${encodeURIComponent(inMeta)}` }), 'jsonTooDeep');
   });
 
   it('refuse a batch of ten creates whose tags nest 2,400 deep (47 KiB) with one 400 / 40022, before any call runs', async () => {
@@ -69,7 +69,7 @@ describe('tRPC inputs', () => {
     const body = JSON.stringify(Object.fromEntries(inputs.map((input, index) => [index, input]))).replaceAll('"§"', arrays(DEEP));
     expect(body.length).toBeGreaterThan(47 * 1024);
     const response = await trpcRequest(server.baseUrl, Array(10).fill('plants.create').join(','), { token: server.adminToken, query: 'batch=1', body });
-    await expectTrpcError(response, 400, 40022, 'the body nests');
+    await expectTrpcError(response, 'jsonTooDeep', 'the body nests');
     const created = await server.database.query<{ count: bigint }>(`SELECT COUNT(*) AS count FROM "Plant" WHERE "id" IN (${ids.join(',')})`);
     expect(created[0]!.count).toBe(0n);
   });

@@ -83,7 +83,7 @@ describe('parallel creates of one id', () => {
       const winners = responses.filter((response) => response.status === 200);
       expect(winners, `200s for id ${id}`).toHaveLength(1);
       for (const response of responses.filter((candidate) => candidate.status !== 200)) {
-        expectError(response, 400, 40006, `a plant with id ${id} already exists`);
+        expectError(response, 'plantIdTaken', `a plant with id ${id} already exists`);
       }
       expectNoBusyText(responses.map((response) => response.text), 'a response');
       const stored = (await listAllByLink(server.admin, 1000)).filter((plant) => plant.id === id);
@@ -248,7 +248,7 @@ describe('the token command (separate processes) while the server is under write
       const created = await client.post('/api/plants', plantBody(9_500_000n + BigInt(index), 'from a new token'));
       expect(created.status, describeExchange(created)).toBe(200);
     }
-    for (const revoked of revokedAll) expectError(await server.client(revoked.token).get('/api/plants'), 401, 40101);
+    for (const revoked of revokedAll) expectError(await server.client(revoked.token).get('/api/plants'), 'invalidToken');
 
     console.log(`[races] write load: ${[...loadStatuses].map(([status, count]) => `${count} × ${status}`).join(', ')}`);
     expect(loadTexts.slice(0, 5), 'creates under load that were not 200').toEqual([]);

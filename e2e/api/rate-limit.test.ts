@@ -12,7 +12,7 @@ import type { ApiClient, ApiResponse } from '@test-support/http-client';
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '3/0.01', RATE_LIMIT_AUTH_FAILURES: '2/0.01' } });
 
 function expectTooMany(response: ApiResponse): void {
-  expectError(response, 429, 42900);
+  expectError(response, 'tooManyRequests');
   expect(response.headers.get('retry-after'), 'Retry-After').toMatch(/^[1-9]\d*$/);
 }
 
@@ -49,7 +49,7 @@ describe('failed authentication per address', () => {
   });
 
   it('answers the first failures with 401', () => {
-    for (const response of answers.slice(0, 2)) expectError(response, 401, 40101);
+    for (const response of answers.slice(0, 2)) expectError(response, 'invalidToken');
   });
 
   it('answers further failures from the address with 429, error 42900 and Retry-After', () => {

@@ -1,6 +1,15 @@
-import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from './limits';
+import {
+  BATCH_MAX_CALLS,
+  BODY_IDLE_TIMEOUT_MS,
+  BODY_LIMIT_BYTES,
+  BODY_TOTAL_TIMEOUT_MS,
+  HEADERS_MAX_BYTES,
+  JSON_MAX_DEPTH,
+  kib,
+  REQUEST_TIMEOUT_MS,
+} from './limits';
 
-const KIB = 1024;
+const seconds = (ms: number) => `${ms / 1000} seconds`;
 
 /**
  * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
@@ -86,14 +95,14 @@ export const errorCatalog = {
     value: 40800,
     status: 408,
     meaning:
-      'The request body stalled (nothing arrived for 10 seconds) or trickled (not all there 30 seconds after it was awaited), or the whole request took over 60 seconds.',
+      `The request body stalled (nothing arrived for ${seconds(BODY_IDLE_TIMEOUT_MS)}) or trickled (not all there ${seconds(BODY_TOTAL_TIMEOUT_MS)} after it was awaited), or the whole request took over ${seconds(REQUEST_TIMEOUT_MS)}.`,
   },
   idempotencyKeyInFlight: {
     value: 40900,
     status: 409,
     meaning: 'A request with this `Idempotency-Key` is still being carried out; retry after `Retry-After`.',
   },
-  bodyTooLarge: { value: 41300, status: 413, meaning: `The request body is larger than ${BODY_LIMIT_BYTES / KIB} KiB.` },
+  bodyTooLarge: { value: 41300, status: 413, meaning: `The request body is larger than ${kib(BODY_LIMIT_BYTES)}.` },
   unsupportedMediaType: {
     value: 41500,
     status: 415,
@@ -107,7 +116,7 @@ export const errorCatalog = {
     status: 429,
     meaning: 'Too many requests for this token, or too many invalid tokens from this address; wait `Retry-After` seconds.',
   },
-  headersTooLarge: { value: 43100, status: 431, meaning: 'The request headers are larger than 16 KiB.' },
+  headersTooLarge: { value: 43100, status: 431, meaning: `The request headers are larger than ${kib(HEADERS_MAX_BYTES)}.` },
   internal: {
     value: 50000,
     status: 500,

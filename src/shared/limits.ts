@@ -4,8 +4,19 @@
  * sentence that describes it never disagree. Browser-safe (the error catalogue is).
  */
 
+/** A byte count as messages, the error catalogue and test names write it: `64 KiB`. */
+export const kib = (bytes: number): string => `${bytes / 1024} KiB`;
+
 /** Both doors: a request body larger than this is refused (413) without reading the rest. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/** A body that sends nothing for this long is given up (408), so slow clients cannot hold the server. */
+export const BODY_IDLE_TIMEOUT_MS = 10_000;
+/** A body that trickles (a byte every few seconds) is given up once this has passed since its first byte was awaited. */
+export const BODY_TOTAL_TIMEOUT_MS = 30_000;
+/** A whole request (headers and body) still unfinished after this long is answered 408 by Node and closed. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** Request headers larger than this are refused (431) by Node's parser: its default, set explicitly so it is named once. */
+export const HEADERS_MAX_BYTES = 16 * 1024;
 
 /**
  * Both doors: how deeply arrays and objects may nest in a JSON body or a tRPC input. Every reader behind the

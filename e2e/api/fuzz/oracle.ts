@@ -1,7 +1,9 @@
 /**
  * The fuzz run's oracle: the contract's rules for a plant and a list query, written from the contract
- * (not from the server's code), so a generated request can be judged before its answer is read.
+ * (not from the server's code), so a generated request can be judged before its answer is read. Its numbers
+ * are the contract's named limits (src/shared/limits.ts), read from the one place that declares them.
  */
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 
 /** What the contract says of a request: answered 2xx, refused, or it is silent. */
 export type Expectation = 'ok' | 'refused' | 'either';
@@ -10,7 +12,7 @@ export type Json = Record<string, unknown>;
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 export const INT32 = 2 ** 31;
-export const BODY_LIMIT = 64 * 1024;
+export const BODY_LIMIT = BODY_LIMIT_BYTES;
 
 export const codePoints = (text: string) => [...text].length;
 export const isUtf8 = (bytes: Buffer) => {

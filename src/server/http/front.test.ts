@@ -8,12 +8,13 @@ import { z } from 'zod';
 import type { Logger } from '@/server/log';
 import { appRouter } from '@/server/app-router';
 import type { Context } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 
 import { createFront, type FrontOptions } from './front';
 import type { PagesDoor } from './pages';
 import { startHttpServer } from './server';
+import { errorCatalog } from '@/shared/errors';
 
 /**
  * The front over real HTTP, in this process: a node:http server on a free port, the unit database behind
@@ -67,12 +68,12 @@ function endlessBody() {
 }
 
 describe('the REST chain', () => {
-  it('stops reading a body at 64 KiB and answers 413, closing the connection', async () => {
+  it(`stops reading a body at ${kib(BODY_LIMIT_BYTES)} and answers 413, closing the connection`, async () => {
     const { token } = await signIn('front-streamer');
     const response = await post('/api/plants', endlessBody(), { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     expect(response.status).toBe(413);
     expect(response.headers.get('connection')).toBe('close');
-    expect(await response.json()).toEqual({ error: 41300, message: `the body must be at most ${BODY_LIMIT_BYTES} bytes` });
+    expect(await response.json()).toEqual({ error: errorCatalog.bodyTooLarge.value, message: `the body must be at most ${BODY_LIMIT_BYTES} bytes` });
   });
 
   it('answers an anonymous caller 401 before reading its body', async () => {
@@ -88,7 +89,7 @@ describe('the REST chain', () => {
     expect(ok.status).toBe(200);
     const latin = await post('/api/plants', body, { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=latin1' });
     expect(latin.status).toBe(415);
-    expect((await latin.json()).error).toBe(41500);
+    expect((await latin.json()).error).toBe(errorCatalog.unsupportedMediaType.value);
   });
 
   it('refuses a body that is not UTF-8', async () => {
@@ -96,7 +97,7 @@ describe('the REST chain', () => {
     const bytes = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]);
     const response = await post('/api/plants', bytes, { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: 40000, message: 'the body is not valid UTF-8' });
+    expect(await response.json()).toEqual({ error: errorCatalog.invalidJson.value, message: 'the body is not valid UTF-8' });
   });
 
   it('percent-decodes path parameters', async () => {
@@ -152,7 +153,7 @@ describe('the REST chain', () => {
     expect(page.headers.get('link')).toBe('</api/plants?limit=1&after=12>; rel="next"');
     const repeated = await fetch(`${base}/api/plants?limit=1&limit=2`, { headers });
     expect(repeated.status).toBe(400);
-    expect((await repeated.json()).error).toBe(40007);
+    expect((await repeated.json()).error).toBe(errorCatalog.invalidQueryParameter.value);
   });
 
   it('answers a body nested too deeply for the parser with 400, not an internal message', async () => {
@@ -160,7 +161,7 @@ describe('the REST chain', () => {
     const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
     const response = await post('/api/plants', deep, { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: 40022, message: `the body nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep` });
+    expect(await response.json()).toEqual({ error: errorCatalog.jsonTooDeep.value, message: `the body nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep` });
   });
 
   it('keeps concurrent calls apart: each request gets its own outcome', async () => {
@@ -204,7 +205,7 @@ describe('the front on a failing procedure', () => {
     expect(response.status).toBe(500);
     const body = (await response.json()) as { error: number; message: string };
     expect(Object.keys(body).sort()).toEqual(['error', 'message']);
-    expect(body.error).toBe(50000);
+    expect(body.error).toBe(errorCatalog.internal.value);
     expect(body.message).not.toMatch(/SQLITE|secret|Plant/);
     const requestId = response.headers.get('x-request-id')!;
     expect(body.message).toContain(requestId);
@@ -257,7 +258,7 @@ describe('the shared guards', () => {
     const broken = await serve({ checkHealth: () => Promise.reject(new Error('disk gone')) });
     const unhealthy = await fetch(`${broken}/api/health`);
     expect(unhealthy.status).toBe(503);
-    expect(await unhealthy.json()).toEqual({ error: 50300, message: 'the database cannot be reached' });
+    expect(await unhealthy.json()).toEqual({ error: errorCatalog.unavailable.value, message: 'the database cannot be reached' });
     const post = await fetch(`${base}/api/health`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');

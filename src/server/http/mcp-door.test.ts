@@ -15,6 +15,7 @@ import { signIn } from '@test-support/actors';
 
 import { createFront } from './front';
 import { startHttpServer } from './server';
+import { errorCatalog } from '@/shared/errors';
 
 /**
  * The MCP door in this process, on routers made for the test: a procedure added with OpenAPI metadata
@@ -110,7 +111,7 @@ describe('a procedure added with OpenAPI metadata', () => {
     // Its own validation, through the same translation as the other doors.
     const refused = await client.callTool({ name: 'scratch_echo_twice', arguments: { number: 1, word: 'fern', extra: true } });
     expect(refused.isError).toBe(true);
-    expect(JSON.parse((refused.content as { text: string }[])[0]!.text)).toEqual({ error: 40005, message: expect.stringContaining('"extra"') });
+    expect(JSON.parse((refused.content as { text: string }[])[0]!.text)).toEqual({ error: errorCatalog.unknownField.value, message: expect.stringContaining('"extra"') });
   });
 });
 
@@ -134,7 +135,7 @@ describe('a tool whose procedure fails', () => {
     expect(result.isError).toBe(true);
     const body = JSON.parse((result.content as { text: string }[])[0]!.text) as { error: number; message: string };
     expect(Object.keys(body).sort()).toEqual(['error', 'message']);
-    expect(body.error).toBe(50000);
+    expect(body.error).toBe(errorCatalog.internal.value);
     expect(body.message).not.toMatch(/SQLITE|secret|Plant/);
     const requestId = /request id ([0-9a-f-]{36})/.exec(body.message)?.[1];
     const entry = logged.find((candidate) => candidate.requestId === requestId);

@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
+import { HEADERS_MAX_BYTES, kib, REQUEST_TIMEOUT_MS } from '@/shared/limits';
 
 import { GuardedResponse, oneRequestAtATime } from './connection';
 import { addressGroup, createClientAddresses } from './guards/client-address';
@@ -18,22 +19,22 @@ import { addressGroup, createClientAddresses } from './guards/client-address';
 export const HEADERS_TIMEOUT_MS = 10_000;
 const CHECK_INTERVAL_MS = 1_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-const REQUEST_TIMEOUT_MS = 60_000;
 const SOCKET_IDLE_TIMEOUT_MS = 120_000;
 /** How long a shutdown waits for requests in flight before it cuts their connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
 
-function rawAnswer(status: number, reason: string, kind: ErrorKind, message: string, extra = ''): string {
-  const body = JSON.stringify({ error: errorCatalog[kind].value, message });
+function rawAnswer(kind: ErrorKind, message: string, extra = ''): string {
+  const { status, value } = errorCatalog[kind];
+  const body = JSON.stringify({ error: value, message });
   return (
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n${extra}` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n${extra}` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
 }
 
 /**
  * Node's own refusals, before any request reaches the front, in the contract's shape instead of a bare
- * status line: headers over 16 KiB (431), a request that took too long (408), anything its parser refuses (400).
+ * status line: headers over HEADERS_MAX_BYTES (431), a request that took too long (408), anything its parser refuses (400).
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
@@ -42,10 +43,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const answer =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? rawAnswer(431, 'Request Header Fields Too Large', 'headersTooLarge', 'the request headers are larger than 16 KiB')
+      ? rawAnswer('headersTooLarge', `the request headers are larger than ${kib(HEADERS_MAX_BYTES)}`)
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? rawAnswer(408, 'Request Timeout', 'bodyTimeout', 'the request did not arrive in time')
-        : rawAnswer(400, 'Bad Request', 'malformedRequest', 'the request is not valid HTTP');
+        ? rawAnswer('bodyTimeout', 'the request did not arrive in time')
+        : rawAnswer('malformedRequest', 'the request is not valid HTTP');
   socket.end(answer);
 }
 
@@ -93,6 +94,7 @@ export async function startHttpServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
+      maxHeaderSize: HEADERS_MAX_BYTES,
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: CHECK_INTERVAL_MS,
       // The front answers a request without Host itself, in the contract's shape.
@@ -130,7 +132,7 @@ export async function startHttpServer(
   server.on('clientError', answerClientError);
   // CONNECT never reaches the request handler: Node hands over the raw socket, or drops it when unheard.
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
-    socket.end(rawAnswer(405, 'Method Not Allowed', 'methodNotAllowed', 'CONNECT is not served here', 'Allow: GET, HEAD, POST, PATCH, DELETE, OPTIONS\r\n'));
+    socket.end(rawAnswer('methodNotAllowed', 'CONNECT is not served here', 'Allow: GET, HEAD, POST, PATCH, DELETE, OPTIONS\r\n'));
   });
   server.on(
     'checkExpectation',

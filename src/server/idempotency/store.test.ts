@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 
 import { sweepExpiredKeys } from './store';
@@ -27,7 +28,7 @@ describe('sweeping expired keys', () => {
           key: `expired-${batch}-${index}`,
           fingerprint: 'f',
           status: 400,
-          response: 'x'.repeat(64 * 1024),
+          response: 'x'.repeat(BODY_LIMIT_BYTES),
           lockedUntil: longAgo,
           createdAt: longAgo,
           expiresAt: new Date(longAgo.getTime() + 1_000),

@@ -2,6 +2,7 @@ import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
 
 import { AppError } from '@/shared/errors';
+import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
 
 import { deserializeCanonicalInput } from './transformer';
 
@@ -47,10 +48,13 @@ describe('the tRPC input: superjson’s own writing, and nothing else', () => {
     expect(refusal({ json: { limit: 'NaN' }, meta: { values: { limit: ['number'] } } })).toBeUndefined();
   });
 
-  it('checks a 64 KiB input of 21,000 empty arrays and objects in one walk, to its last element', () => {
+  it(`checks a ${kib(BODY_LIMIT_BYTES)} input of 21,000 empty arrays and objects in one walk, to its last element`, () => {
     const tag = Array.from({ length: 21_000 }, (_, index) => (index % 2 === 0 ? [] : {}));
     const payload = { json: { id: '7', name: 'x', tag }, meta: { values: { id: ['bigint'], 'tag.20999': ['bigint'] } } };
     tag[20_999] = '08' as never;
+    // As large as a body may be: the widest input that reaches the walk.
+    expect(JSON.stringify(payload).length).toBeGreaterThan(BODY_LIMIT_BYTES * 0.9);
+    expect(JSON.stringify(payload).length).toBeLessThanOrEqual(BODY_LIMIT_BYTES);
     expect(refusal(payload)).toEqual({ kind: 'wrongType', field: 'tag.20999' });
   });
 });

@@ -1,14 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
-import { BODY_LIMIT_BYTES } from '@/shared/limits';
+import { BODY_IDLE_TIMEOUT_MS, BODY_LIMIT_BYTES, BODY_TOTAL_TIMEOUT_MS } from '@/shared/limits';
 
 import type { FrontRequest } from '../request';
 import { refuse } from '../reply';
-
-/** A body that sends nothing for this long is given up (408), so slow clients cannot hold the server. */
-export const BODY_IDLE_TIMEOUT_MS = 10_000;
-/** A body that trickles (a byte every few seconds) is given up once this has passed since its first byte was awaited. */
-export const BODY_TOTAL_TIMEOUT_MS = 30_000;
 
 export type BodyLimits = { limit: number; idleMs: number; totalMs: number };
 const DEFAULT_LIMITS: BodyLimits = { limit: BODY_LIMIT_BYTES, idleMs: BODY_IDLE_TIMEOUT_MS, totalMs: BODY_TOTAL_TIMEOUT_MS };
@@ -30,7 +25,7 @@ function refuseContentCoding(request: FrontRequest): void {
 const awaitsContinue = (request: FrontRequest) => request.raw.httpVersion === '1.1' && /\b100-continue\b/i.test(String(request.raw.headers.expect ?? ''));
 
 /**
- * Reads a request body, at most `limit` bytes of it: a huge body costs the server 64 KiB, not its size.
+ * Reads a request body, at most `limit` bytes of it: a huge body costs the server BODY_LIMIT_BYTES, not its size.
  * A declared Content-Length over the limit, or a content coding, is refused before a byte is read; a
  * client that sent `Expect: 100-continue` is invited to send only now, once everything before the body
  * (route, token, rate limits, media type) has said yes. Stalls and trickles are cut off with 408. Throws a

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { JSON_MAX_DEPTH } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH } from '@/shared/limits';
 
 import { Refusal } from '../reply';
 
@@ -34,7 +34,7 @@ describe('the JSON depth scan', () => {
     expect(() => refuseDeepJson(nested(JSON_MAX_DEPTH), 'the body')).not.toThrow();
     let thrown: unknown;
     try {
-      refuseDeepJson(nested(64 * 1024 / 2), 'the body');
+      refuseDeepJson(nested(BODY_LIMIT_BYTES / 2), 'the body');
     } catch (error) {
       thrown = error;
     }
