@@ -1,3 +1,4 @@
+import { errorCatalog } from '@/shared/errors';
 import { cliTokenWithId, cliRevoke, expect, signIn, test, uniqueName } from '@test-support/browser-fixtures';
 
 test.describe('API tokens (admins)', () => {
@@ -62,9 +63,9 @@ test.describe('API tokens (admins)', () => {
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ json: { id } }),
     });
-    expect(refused.status).toBe(400);
+    expect(refused.status).toBe(errorCatalog.lastAdmin.status);
     const body = (await refused.json()) as { error: { json: { message: string; data: { error: number } } } };
-    expect(body.error.json.data.error).toBe(40009);
+    expect(body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
 
     // With a second admin token, both may be revoked, and the note goes; revoking that one brings it back.
     const second = await cliTokenWithId(uniqueName('second-admin'), 'admin');
