@@ -1,15 +1,13 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/server/db/client';
-import { projectRoot } from '@/server/paths';
+import { engineLayouts } from '@/server/db/engines';
 import { eventPayload } from '@/server/webhooks/outbox';
 import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, plantFields, type PlantFieldName } from '@/shared/plants';
+import { latestWebhookOutboxMigration, webhookPayloadMembers } from '@/tooling/plant-event-sql';
 import { signIn } from '@test-support/actors';
 
 import { plantsCsv } from './export';
@@ -101,44 +99,20 @@ describe('the declared plant fields', () => {
   });
 });
 
-/** The newest migration of an engine whose SQL matches `defines` (a later one replacing a trigger wins). */
-function latestMigrationDefining(migrationsDir: string, defines: RegExp): string {
-  const folders = readdirSync(migrationsDir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort()
-    .reverse();
-  for (const folder of folders) {
-    const sql = readFileSync(path.join(migrationsDir, folder, 'migration.sql'), 'utf8');
-    if (defines.test(sql)) return sql;
-  }
-  throw new Error(`no migration in ${migrationsDir} matches ${defines}`);
-}
-
-/** The `data` members a trigger writes, and the row column each reads, in order: [[key, column], …]. */
-function payloadMembers(sql: string, member: RegExp): [string, string][] {
-  return [...sql.matchAll(member)].map((match) => [match[1]!, match[2]!]);
-}
-
-describe('the webhook triggers (SQL a migration wrote; the next migration that changes a field rewrites them)', () => {
+describe('the webhook triggers (SQL a migration wrote; a migration that changes the fields rewrites them: docs/adding-a-field.md)', () => {
   const declared = ANSWER_KEYS.map((key) => [key, key]);
 
   it("SQLite's write the declared fields, each from its own column, and leave out an optional one that is NULL", () => {
-    const sql = latestMigrationDefining(path.join(projectRoot, 'prisma', 'migrations'), /CREATE TRIGGER "Plant_created_webhook_outbox"/);
-    for (const row of ['NEW', 'OLD']) {
-      // The json_object of the data: the fullest one is the plant with every field; the others leave optional ones out.
-      const objects = [...sql.matchAll(new RegExp(`json_object\\(('\\w+', ${row}\\."\\w+"(?:, )?)+\\)`, 'g'))].map((match) => match[0]);
-      const members = objects.map((object) => payloadMembers(object, new RegExp(`'(\\w+)', ${row}\\."(\\w+)"`, 'g')));
-      const fullest = members.reduce((a, b) => (b.length > a.length ? b : a), []);
-      expect(fullest).toEqual(declared);
+    const sql = latestWebhookOutboxMigration('sqlite', engineLayouts.sqlite.migrationsDir);
+    for (const row of ['NEW', 'OLD'] as const) {
+      expect(webhookPayloadMembers('sqlite', sql, row)).toEqual(declared);
       for (const field of OPTIONAL_PLANT_FIELDS) expect(sql).toContain(`WHEN ${row}."${field}" IS NULL`);
     }
   });
 
   it("PostgreSQL's write the declared fields, each from its own column, and leave out an optional one that is NULL", () => {
-    const sql = latestMigrationDefining(path.join(projectRoot, 'prisma', 'postgresql', 'migrations'), /CREATE (OR REPLACE )?FUNCTION "webhook_outbox"/);
-    const members = payloadMembers(sql, /"(\w+)":' \|\| (?:to_json\()?plant\."(\w+)"/g);
-    expect(members).toEqual(declared);
+    const sql = latestWebhookOutboxMigration('postgresql', engineLayouts.postgresql.migrationsDir);
+    expect(webhookPayloadMembers('postgresql', sql)).toEqual(declared);
     for (const field of OPTIONAL_PLANT_FIELDS) expect(sql).toContain(`WHEN plant."${field}" IS NULL THEN ''`);
   });
 });
