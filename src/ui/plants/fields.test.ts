@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
-import { PLANT_FIELD_NAMES, plantFields, type PlantFieldName } from '@/shared/plants';
+import { OPTIONAL_PLANT_FIELDS, PLANT_FIELD_NAMES, plantFields, type PlantFieldName } from '@/shared/plants';
 
 import { EMPTY_PLANT_FORM, PLANT_FIELDS, validatePlantForm } from '../plant-form';
 import { COLUMN_LABELS, OPTIONAL_COLUMNS, PLANT_COLUMNS, plantColumnSpecs } from './columns';
-import { PLANT_FIELD_UI } from './fields';
+import { patchBackTo, PLANT_FIELD_UI } from './fields';
 
 /** The admin page's side of the declared plant fields (shared/plants.ts): the form and the table carry each one. */
 
@@ -29,5 +29,12 @@ describe('the admin page and the declared plant fields', () => {
       if (field !== 'name') expect(OPTIONAL_COLUMNS).toContain(field);
     }
     expect(plantColumnSpecs(PLANT_COLUMNS, 4).map((spec) => spec.id)).toEqual(PLANT_COLUMNS);
+  });
+
+  it("undoes an edit of any of them: the patch back sets each, and removes an optional one the plant lacked", () => {
+    const full = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, exampleOf(field)]));
+    expect(patchBackTo({ id: 1n, ...full } as never)).toEqual(full);
+    const bare = Object.fromEntries(PLANT_FIELD_NAMES.filter((field) => !OPTIONAL_PLANT_FIELDS.includes(field)).map((field) => [field, exampleOf(field)]));
+    expect(patchBackTo({ id: 1n, ...bare } as never)).toEqual({ ...bare, ...Object.fromEntries(OPTIONAL_PLANT_FIELDS.map((field) => [field, null])) });
   });
 });

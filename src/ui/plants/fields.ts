@@ -1,4 +1,4 @@
-import { NAME_MAX_LENGTH, PLANT_FIELD_NAMES, type PlantFieldName, TAG_MAX_LENGTH } from '@/shared/plants';
+import { isOptionalPlantField, NAME_MAX_LENGTH, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, type PlantPatch, TAG_MAX_LENGTH } from '@/shared/plants';
 
 import type { ColumnSpec } from '../table/fit';
 
@@ -42,3 +42,8 @@ export const PLANT_FIELD_UI: Record<PlantFieldName, PlantFieldUi> = {
 export type OtherPlantField = Exclude<PlantFieldName, 'name'>;
 export const OTHER_PLANT_FIELDS = PLANT_FIELD_NAMES.filter((field): field is OtherPlantField => field !== 'name');
 export const isPlantField = (column: string): column is PlantFieldName => (PLANT_FIELD_NAMES as readonly string[]).includes(column);
+
+/** The merge patch that puts every declared field back as it was in `plant` (an optional one it lacked: removed). */
+export function patchBackTo(plant: Plant): PlantPatch {
+  return Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? (isOptionalPlantField(field) ? null : undefined)])) as PlantPatch;
+}
