@@ -75,19 +75,72 @@ export const plantTag = text('tag', TAG_MAX_LENGTH).meta({
 
 export const plantId = int64('id').meta({ description: 'Identification number of the plant', example: 7 });
 
-export const plantSchema = z
-  .object({ id: plantId, name: plantName, tag: plantTag.optional() })
-  .meta({ id: 'Plant', description: 'A plant. `tag` is left out when the plant has none.' });
+/**
+ * The plant's fields a person writes, declared once, in the order answers give them (after `id`). A field is
+ * required, or `.optional()`: then a plant may have none (the answer leaves it out, the column holds NULL) and
+ * `null` in a patch removes it. Derived from this, so a new field is declared here and nowhere else in code:
+ * the create, patch and answer schemas and their messages, the columns the server reads and writes (each
+ * field is a column of the same name on Plant and PlantTombstone), the patch passed to the database, the CSV
+ * export, the webhook event's data, and the admin page's form and table (they ask for the field's label).
+ * docs/adding-a-field.md has the whole path.
+ */
+export const plantFields = { name: plantName, tag: plantTag.optional() };
+
+export type PlantFieldName = keyof typeof plantFields;
+export const PLANT_FIELD_NAMES = Object.keys(plantFields) as PlantFieldName[];
+/** The fields a plant may lack (declared `.optional()`). */
+export const OPTIONAL_PLANT_FIELDS = PLANT_FIELD_NAMES.filter((field) => plantFields[field] instanceof z.ZodOptional);
+export const isOptionalPlantField = (field: PlantFieldName): boolean => OPTIONAL_PLANT_FIELDS.includes(field);
+
+for (const field of PLANT_FIELD_NAMES) {
+  // The names are written into SQL as column names (query.ts): only plain identifiers.
+  if (!/^[a-z][A-Za-z0-9]*$/.test(field)) throw new Error(`plant field ${field}: a column name is letters and digits`);
+}
+
+/** `a`, `a and b`, `a, b and c`: a list of fields in a message. */
+const listed = (words: readonly string[]) => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`);
+const quoted = (field: string) => `\`${field}\``;
+
+const optionalLeftOut = OPTIONAL_PLANT_FIELDS.length === 0 ? '' : ` ${listed(OPTIONAL_PLANT_FIELDS.map(quoted))} ${OPTIONAL_PLANT_FIELDS.length === 1 ? 'is' : 'are'} left out when the plant has none.`;
+
+export const plantSchema = z.object({ id: plantId, ...plantFields }).meta({ id: 'Plant', description: `A plant.${optionalLeftOut}` });
+
+const newPlantFields = listed(['id', ...PLANT_FIELD_NAMES.map((field) => (isOptionalPlantField(field) ? `an optional ${field}` : field))]);
 
 export const newPlantSchema = z
-  .strictObject(
-    { id: plantId, name: plantName, tag: plantTag.optional() },
-    {
-      error: (issue) =>
-        issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys)}: a new plant has only id, name and tag` : 'a new plant must be a JSON object',
-    },
-  )
-  .meta({ id: 'NewPlant', description: 'The body of a create: id, name and an optional tag. No other field.' });
+  .strictObject(plantSchema.shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `${unknownFields(issue.keys)}: a new plant has only ${listed(['id', ...PLANT_FIELD_NAMES])}`
+        : 'a new plant must be a JSON object',
+  })
+  .meta({ id: 'NewPlant', description: `The body of a create: ${newPlantFields}. No other field.` });
+
+/** A field as a patch takes it: absent leaves it; `null` removes an optional one (RFC 7396: null in a merge patch deletes the member). */
+type PatchField<Field> = Field extends z.ZodOptional<infer Inner extends z.ZodType> ? z.ZodOptional<z.ZodNullable<Inner>> : z.ZodOptional<Field & z.ZodType>;
+const patchField = (field: z.ZodType) => (field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType).nullable().optional() : field.optional());
+
+export const plantPatchFields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, patchField(plantFields[field])])) as {
+  [Field in PlantFieldName]: PatchField<(typeof plantFields)[Field]>;
+};
+
+/** The fields' types only, none of their text rules: for what the server itself wrote (answers, rows). */
+type ShapeOf<Field> =
+  Field extends z.ZodOptional<infer Inner> ? z.ZodOptional<ShapeOf<Inner>> : Field extends z.ZodString ? z.ZodString : Field extends z.ZodBigInt ? z.ZodBigInt : never;
+function shapeOf(field: z.ZodType): z.ZodType {
+  if (field instanceof z.ZodOptional) return shapeOf(field.unwrap() as z.ZodType).optional();
+  if (field instanceof z.ZodString) return z.string();
+  if (field instanceof z.ZodBigInt) return z.bigint();
+  throw new Error(`a plant field of type ${field.def.type} needs its shape in shared/plants.ts (shapeOf)`);
+}
+export const plantFieldShapes = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, shapeOf(plantFields[field])])) as {
+  [Field in PlantFieldName]: ShapeOf<(typeof plantFields)[Field]>;
+};
+
+/** The message of a patch with none of the fields: each field by name, and what null does. */
+export const EMPTY_PATCH_MESSAGE = `the patch changes nothing: send ${PLANT_FIELD_NAMES.map(
+  (field) => `"${field}"${isOptionalPlantField(field) ? ' (null removes it)' : ''}`,
+).join(', ')}, or ${PLANT_FIELD_NAMES.length === 2 ? 'both' : 'several'}`;
 
 export const QUERY_MAX_LENGTH = 200;
 
@@ -174,29 +227,27 @@ export type PlantPageInput = z.infer<typeof plantPageInput>;
 /** A row of the admin page: the plant, and for admins whose it is and when it was added. */
 export const plantRowSchema = z.object({
   id: z.bigint(),
-  name: z.string(),
-  tag: z.string().optional(),
+  ...plantFieldShapes,
   owner: z.string().optional(),
   createdAt: z.date().optional(),
 });
 
-export const plantPatchFields = {
-  name: plantName.optional(),
-  // `null` removes the tag (RFC 7396: null in a merge patch deletes the member).
-  tag: plantTag.nullable().optional(),
-};
-
 /** The body of PATCH /api/plants/{id} (documented as the PlantPatch component). */
 export const plantPatchSchema = z
   .strictObject(plantPatchFields)
-  .meta({ id: 'PlantPatch', description: 'A JSON merge patch (RFC 7396) of a plant: `name`, `tag`, or both; `"tag": null` removes the tag.' });
+  .meta({
+    id: 'PlantPatch',
+    description: `A JSON merge patch (RFC 7396) of a plant: ${PLANT_FIELD_NAMES.map(quoted).join(', ')}, or ${PLANT_FIELD_NAMES.length === 2 ? 'both' : 'several'}${OPTIONAL_PLANT_FIELDS.map(
+      (field) => `; \`"${field}": null\` removes the ${field}`,
+    ).join('')}.`,
+  });
 
 export const plantIdParam = z.object({
   id: fromDecimalText(BigInt, int64('id')).meta({ description: 'The id of the plant to delete', override: int64Doc }),
 });
 
 const patchError = (issue: { code: string; keys?: string[] }) =>
-  issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys!)}: a patch changes only name and tag` : 'a patch must be a JSON object';
+  issue.code === 'unrecognized_keys' ? `${unknownFields(issue.keys!)}: a patch changes only ${listed(PLANT_FIELD_NAMES)}` : 'a patch must be a JSON object';
 
 /** PATCH's input: the id from the path, and the merge patch's fields. No other field (the id cannot change). */
 export const patchPlantInput = z.strictObject(
@@ -255,4 +306,4 @@ export type Plant = z.infer<typeof plantSchema>;
 export type NewPlant = z.infer<typeof newPlantSchema>;
 export type ListPlantsInput = z.infer<typeof listPlantsInput>;
 export type PlantRow = z.infer<typeof plantRowSchema>;
-export type PlantPatch = { name?: string; tag?: string | null };
+export type PlantPatch = z.infer<typeof plantPatchSchema>;

@@ -2,12 +2,15 @@
 // with Prisma's schema engine compiled to WebAssembly (src/tooling/schema-engine.ts).
 // SQLite by default (in memory); with DATABASE_URL=postgresql://… it writes prisma/postgresql/migrations/ and
 // needs that server for a throwaway shadow database (`node --import tsx test-support/postgres.ts` starts one).
+// When the declared plant fields (shared/plants.ts) differ from what the latest webhook trigger writes, the
+// migration also rewrites the triggers (plant-event-sql.ts): their SQL cannot follow the declaration by itself.
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { databaseEngine, DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 import { engineLayouts } from '@/server/db/engines';
+import { latestWebhookOutboxMigration, webhookOutboxSql, webhookPayloadMembers, writesDeclaredFields } from './plant-event-sql';
 import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine } from './schema-engine';
 
 const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
   await close();
 
   const schemaDiffers = exitCode === 2;
+  const triggersDiffer = !writesDeclaredFields(webhookPayloadMembers(engine, latestWebhookOutboxMigration(engine, migrationsDir)));
   if (!schemaDiffers || script === null) {
     console.log(`no changes: the migrations already match ${path.relative(process.cwd(), schemaPath)}`);
     return;
@@ -60,9 +64,9 @@ async function main(): Promise<void> {
   const folderName = `${migrationTimestamp(new Date())}_${name}`;
   const migrationPath = path.join(migrationsDir, folderName, 'migration.sql');
   fs.mkdirSync(path.dirname(migrationPath), { recursive: true });
-  fs.writeFileSync(migrationPath, script, { flag: 'wx' });
+  fs.writeFileSync(migrationPath, triggersDiffer ? `${script}\n${webhookOutboxSql(engine)}` : script, { flag: 'wx' });
   fs.writeFileSync(path.join(migrationsDir, LOCKFILE_NAME), lockfileContent(provider));
-  console.log(`wrote ${path.relative(process.cwd(), migrationPath)}`);
+  console.log(`wrote ${path.relative(process.cwd(), migrationPath)}${triggersDiffer ? ', with the webhook triggers rewritten for the declared plant fields' : ''}`);
 }
 
 await main();

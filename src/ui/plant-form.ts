@@ -1,14 +1,16 @@
 import './zod-browser';
 
-import { newPlantSchema, type NewPlant } from '@/shared/plants';
+import { isOptionalPlantField, newPlantSchema, type NewPlant, PLANT_FIELD_NAMES, type PlantFieldName } from '@/shared/plants';
 
 import { asSentence } from './problems';
 
-export type PlantFormValues = { id: string; name: string; tag: string };
+/** The add form's text of each field: the id and the plant's declared fields (shared/plants.ts). */
+export type PlantFormValues = { id: string } & Record<PlantFieldName, string>;
 export type PlantField = keyof PlantFormValues;
 export type PlantFormErrors = Partial<Record<PlantField, string>>;
 
-export const PLANT_FIELDS: readonly PlantField[] = ['id', 'name', 'tag'];
+export const PLANT_FIELDS: readonly PlantField[] = ['id', ...PLANT_FIELD_NAMES];
+export const EMPTY_PLANT_FORM = Object.fromEntries(PLANT_FIELDS.map((field) => [field, ''])) as PlantFormValues;
 
 /**
  * The id field's text as an exact integer. Only an optional minus and decimal digits are read, and they
@@ -24,7 +26,7 @@ export function parseIdText(text: string): { ok: true; id: bigint } | { ok: fals
 
 /**
  * Checks the form with the router's own schema (`newPlantSchema`), so the page and both doors of the API
- * agree on every rule and word. An empty tag means "no tag". Returns the first message of each field.
+ * agree on every rule and word. An optional field left empty means "none". Returns the first message of each field.
  */
 export function validatePlantForm(values: PlantFormValues): { ok: true; plant: NewPlant } | { ok: false; errors: PlantFormErrors } {
   const errors: PlantFormErrors = {};
@@ -33,8 +35,7 @@ export function validatePlantForm(values: PlantFormValues): { ok: true; plant: N
   const candidate = {
     // A stand-in that passes the id rules, so a bad id text does not hide the other fields' messages.
     id: id.ok ? id.id : 0n,
-    name: values.name,
-    ...(values.tag === '' ? {} : { tag: values.tag }),
+    ...Object.fromEntries(PLANT_FIELD_NAMES.filter((field) => !(isOptionalPlantField(field) && values[field] === '')).map((field) => [field, values[field]])),
   };
   const result = newPlantSchema.safeParse(candidate);
   if (!result.success) {

@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
-import { BULK_MAX, type BulkSelection } from '@/shared/plants';
+import { BULK_MAX, type BulkSelection, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, plantsFrom, ready, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
@@ -48,6 +48,12 @@ const unitsFor = (rows: number) => Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1;
 /** The access rule of a write by id (the same one every list applies). */
 const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);
 
+/** What a tombstone keeps of a plant, to put it back as it was: the declared fields (shared/plants.ts), owner and creation time. */
+const KEPT = [...PLANT_FIELD_NAMES, 'ownerId', 'createdAt'];
+const keptColumns = Prisma.raw(KEPT.map((column) => `"${column}"`).join(', '));
+const keptValues = Prisma.raw(KEPT.map((column) => `p."${column}"`).join(', '));
+const keptAgain = Prisma.raw(KEPT.map((column) => `"${column}" = excluded."${column}"`).join(', '));
+
 export async function bulkDelete(actor: Actor, charge: (units: number) => void, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
   charge(unitsFor(ids.length));
@@ -57,10 +63,9 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
     if (keepForUndo) {
       // What undo needs to put each plant back as it was; only the deleter may, for UNDO_WINDOW_MS.
       await tx.$executeRaw`
-        INSERT INTO "PlantTombstone" ("id", "name", "tag", "ownerId", "createdAt", "deletedById", "deletedAtMs")
-        SELECT p.id, p.name, p.tag, p."ownerId", p."createdAt", ${actor.userId}, ${now} FROM "Plant" p ${byIds(actor, ids)}
-        ON CONFLICT ("id") DO UPDATE SET "name" = excluded."name", "tag" = excluded."tag", "ownerId" = excluded."ownerId",
-          "createdAt" = excluded."createdAt", "deletedById" = excluded."deletedById", "deletedAtMs" = excluded."deletedAtMs"`;
+        INSERT INTO "PlantTombstone" ("id", ${keptColumns}, "deletedById", "deletedAtMs")
+        SELECT p.id, ${keptValues}, ${actor.userId}, ${now} FROM "Plant" p ${byIds(actor, ids)}
+        ON CONFLICT ("id") DO UPDATE SET ${keptAgain}, "deletedById" = excluded."deletedById", "deletedAtMs" = excluded."deletedAtMs"`;
     }
     return tx.$queryRaw<{ id: bigint }[]>`DELETE FROM "Plant" AS p ${byIds(actor, ids)} RETURNING "id"`;
   });

@@ -4,7 +4,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
 import { ROWS_PER_UNIT } from '@/shared/limits';
-import { DEFAULT_SORT, type PlantFilters, type PlantSort } from '@/shared/plants';
+import { DEFAULT_SORT, PLANT_FIELD_NAMES, type PlantFilters, type PlantSort } from '@/shared/plants';
 
 import { type KeysetPosition, positionOfRow, ready, selectFrom } from './query';
 import { seesEveryOwner } from './scope';
@@ -57,7 +57,7 @@ export async function* plantsCsv(
   const { sort = DEFAULT_SORT, ...unplanned } = input;
   const filters = await ready(unplanned, sort);
   const withOwner = seesEveryOwner(actor);
-  yield CSV_BOM + csvRecord(withOwner ? ['id', 'name', 'tag', 'owner', 'created'] : ['id', 'name', 'tag']);
+  yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;
   for (;;) {
     for (let refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
@@ -68,7 +68,7 @@ export async function* plantsCsv(
     if (rows.length === 0) return;
     let chunk = '';
     for (const row of rows) {
-      const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, row.name, row.tag ?? ''];
+      const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, ...PLANT_FIELD_NAMES.map((field) => row[field] ?? '')];
       if (withOwner) fields.push(row.owner ?? '', { raw: new Date(row.createdAt!).toISOString() });
       chunk += csvRecord(fields);
     }

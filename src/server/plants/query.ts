@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { foldForSearch, type Plant, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
+import { foldForSearch, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
 import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
@@ -144,20 +144,34 @@ export function pastCondition(segment: Segment, position: KeysetPosition, descen
   return descending ? Prisma.sql`(${segment.key}, p.id) < (${position.key}, ${position.id})` : Prisma.sql`(${segment.key}, p.id) > (${position.key}, ${position.id})`;
 }
 
-/** A row as selected: the plant's own columns, its owner and creation time, and its sort key. */
-export type RawRow = { id: bigint | number | string; name: string; tag: string | null; createdAt?: Date | string; owner?: string; sortKey?: unknown };
+/** The declared fields (shared/plants.ts) as their columns hold them: an optional one is NULL when the plant has none. */
+export type StoredFields = { [Field in PlantFieldName]-?: undefined extends Plant[Field] ? Exclude<Plant[Field], undefined> | null : Plant[Field] };
 
-export function toPlant(row: { id: bigint; name: string; tag: string | null }): Plant {
-  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+/** A row as selected: the plant's own columns, its owner and creation time, and its sort key. */
+export type RawRow = { id: bigint | number | string } & StoredFields & { createdAt?: Date | string; owner?: string; sortKey?: unknown };
+
+/** A plant as answered: id, then the declared fields in their order, each optional one left out when NULL. */
+export function toPlant(row: { id: bigint } & StoredFields): Plant {
+  const plant: Record<string, unknown> = { id: row.id };
+  // An indexed loop: every row of every list passes here, and for…of over the names cost 4× the hand-written
+  // object (~0.3 ms per 1,000 rows; this loop is within the noise of it).
+  for (let index = 0; index < PLANT_FIELD_NAMES.length; index++) {
+    const field = PLANT_FIELD_NAMES[index]!;
+    const value = row[field];
+    if (value !== null) plant[field] = value;
+  }
+  return plant as Plant;
 }
 
 export function toRow(raw: RawRow, withOwner: boolean): PlantRow {
-  const plant = toPlant({ id: BigInt(raw.id), name: raw.name, tag: raw.tag });
+  const plant = toPlant({ ...raw, id: BigInt(raw.id) });
   return withOwner ? { ...plant, owner: raw.owner!, createdAt: new Date(raw.createdAt!) } : plant;
 }
 
+/** The plant's own columns: id and the declared fields (plain identifiers, checked in shared/plants.ts). */
+const OWN_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES].map((column) => `p."${column}"`).join(', '));
 // The plant's own columns need no join: the REST list, the API's hottest read, and a member's table.
-export const PLANT_COLUMNS = Prisma.sql`SELECT p.id, p.name, p.tag`;
+export const PLANT_COLUMNS = Prisma.sql`SELECT ${OWN_COLUMNS}`;
 const OWNER_JOIN = Prisma.sql`JOIN "User" o ON o.id = p."ownerId"`;
 
 /** The SELECT of the admin page's rows: with owner and creation time for admins, and the sort key. */
@@ -166,7 +180,7 @@ export function rowSelect(withOwner: boolean, segment: Segment, from: Prisma.Sql
   const key = segment.key ? Prisma.sql`, ${segment.key} AS "sortKey"` : Prisma.empty;
   const joined = withOwner || segment.keyColumn === 'owner';
   const owner = withOwner ? Prisma.sql`, p."createdAt" AS "createdAt", o.name AS owner` : Prisma.empty;
-  return Prisma.sql`SELECT p.id, p.name, p.tag${owner}${key} FROM ${from} ${joined ? OWNER_JOIN : Prisma.empty}`;
+  return Prisma.sql`SELECT ${OWN_COLUMNS}${owner}${key} FROM ${from} ${joined ? OWNER_JOIN : Prisma.empty}`;
 }
 
 /** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */

@@ -138,7 +138,7 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(patchPlantInput)
     .output(plantAnswer)
-    .mutation(({ ctx, input }) => updatePlant(ctx.actor, input.id, { name: input.name, tag: input.tag })),
+    .mutation(({ ctx, input: { id, ...patch } }) => updatePlant(ctx.actor, id, patch)),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure

@@ -4,20 +4,35 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { foldForSearch, INT64_MAX, type NewPlant, type Plant, type PlantFilters, type PlantPatch } from '@/shared/plants';
+import {
+  EMPTY_PATCH_MESSAGE,
+  foldForSearch,
+  INT64_MAX,
+  type NewPlant,
+  type Plant,
+  PLANT_FIELD_NAMES,
+  type PlantFieldName,
+  type PlantFilters,
+  type PlantPatch,
+} from '@/shared/plants';
 
 import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScopeWhere } from './scope';
 
-/** The only columns that leave the data layer: owner and timestamps stay inside. */
-const plantColumns = { id: true, name: true, tag: true } as const;
+/** The only columns that leave the data layer, id and the declared fields: owner and timestamps stay inside. */
+const plantColumns = Object.fromEntries(['id', ...PLANT_FIELD_NAMES].map((column) => [column, true])) as { id: true } & Record<PlantFieldName, true>;
+
+/** The declared fields a plant or patch gives (an absent one is left as it is; a patch's null removes it). */
+function givenFields<Input extends Partial<Record<PlantFieldName, unknown>>>(input: Input): Pick<Input, PlantFieldName> {
+  return Object.fromEntries(PLANT_FIELD_NAMES.filter((field) => input[field] !== undefined).map((field) => [field, input[field]])) as Pick<Input, PlantFieldName>;
+}
 
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
   try {
     // plant scope: a create writes the actor's own plant (ownerId below); it reads nothing of others'.
     const row = await db.plant.create({
-      data: { id: plant.id, name: plant.name, nameFolded: foldForSearch(plant.name), tag: plant.tag ?? null, ownerId: actor.userId },
+      data: { id: plant.id, ...givenFields(plant), nameFolded: foldForSearch(plant.name), ownerId: actor.userId },
       select: plantColumns,
     });
     // The webhook event and the live feed's log row were written with the row, by the database (triggers);
@@ -44,13 +59,9 @@ export async function listPlants(actor: Actor, { limit, after, ...filters }: { l
 }
 
 export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): Promise<Plant> {
-  if (patch.name === undefined && patch.tag === undefined) {
-    throw new AppError('emptyPatch', 'the patch changes nothing: send "name", "tag" (null removes it), or both');
-  }
-  const data = {
-    ...(patch.name === undefined ? {} : { name: patch.name, nameFolded: foldForSearch(patch.name) }),
-    ...(patch.tag === undefined ? {} : { tag: patch.tag }),
-  };
+  if (PLANT_FIELD_NAMES.every((field) => patch[field] === undefined)) throw new AppError('emptyPatch', EMPTY_PATCH_MESSAGE);
+  // The search's folded name goes with the name it folds.
+  const data = { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
   // One conditional write: the access rule is part of its WHERE, so there is no read-then-write window.
   const { count } = await db.plant.updateMany({ where: { id, ...plantScopeWhere(actor) }, data });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');

@@ -2,7 +2,7 @@ import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
 import { db, isUniqueViolation } from '@/server/db/client';
-import { foldForSearch } from '@/shared/plants';
+import { foldForSearch, PLANT_FIELD_NAMES, type PlantFieldName } from '@/shared/plants';
 
 import { plantsCommitted } from './events';
 
@@ -22,12 +22,18 @@ export type RestoreOutcome = {
   missing: bigint[];
 };
 
+/** The tombstone's columns a restore puts back: the declared fields (shared/plants.ts), owner and creation time. */
+const restored = Object.fromEntries([...PLANT_FIELD_NAMES, 'id', 'ownerId', 'createdAt'].map((column) => [column, true])) as Record<
+  PlantFieldName | 'id' | 'ownerId' | 'createdAt',
+  true
+>;
+
 export async function restorePlants(actor: Actor, ids: bigint[]): Promise<RestoreOutcome> {
   const wanted = [...new Set(ids)];
   const since = BigInt(Date.now() - UNDO_WINDOW_MS);
   const kept = await db.plantTombstone.findMany({
     where: { id: { in: wanted }, deletedById: actor.userId, deletedAtMs: { gt: since } },
-    select: { id: true, name: true, tag: true, ownerId: true, createdAt: true },
+    select: restored,
   });
   const outcome: RestoreOutcome = { restored: [], taken: [], missing: [] };
   const found = new Set(kept.map((row) => String(row.id)));

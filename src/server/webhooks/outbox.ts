@@ -25,7 +25,11 @@ export function newEventId(): string {
   return `msg_${randomBytes(16).toString('hex')}`;
 }
 
-/** `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly: what the triggers write too. */
+/**
+ * `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly: what the triggers write too. A plant
+ * event's `data` is the plant as answered (plants/query.ts `toPlant`: id, then the fields declared in
+ * shared/plants.ts); plants/fields.test.ts holds both engines' triggers to this, byte for byte on SQLite.
+ */
 export function eventPayload(type: string, data: unknown, at: Date): string {
   return stringify({ type, timestamp: at.toISOString(), data })!;
 }

@@ -1,33 +1,34 @@
 'use client';
 
 import { Plus } from 'lucide-react';
-import { type FormEvent, type RefObject, useRef, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 
-import { NAME_MAX_LENGTH, type Plant, TAG_MAX_LENGTH } from '@/shared/plants';
+import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';
-import { PLANT_FIELDS, type PlantField, type PlantFormErrors, type PlantFormValues, validatePlantForm } from '../plant-form';
+import { EMPTY_PLANT_FORM, PLANT_FIELDS, type PlantField, type PlantFormErrors, type PlantFormValues, validatePlantForm } from '../plant-form';
 import { asSentence, problemOf } from '../problems';
+import { PLANT_FIELD_UI } from './fields';
 
 /**
- * The add form, in a dialog. It proposes an id that is free (plants.suggestId): one past the highest id
+ * The add form, in a dialog: the plant's declared fields (shared/plants.ts) in their order, then the id. It proposes an id that is free (plants.suggestId): one past the highest id
  * the person can see, so nobody has to invent one or collide with ids they cannot see. Messages appear
  * when a field is left with something wrong in it, and on submit; a successful add closes the dialog.
  */
 export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) => void; onCancel: () => void }) {
   const utils = trpc.useUtils();
   const suggestion = trpc.plants.suggestId.useQuery(undefined, { staleTime: 0, gcTime: 0, refetchOnWindowFocus: false });
-  const [typed, setValues] = useState<PlantFormValues>({ id: '', name: '', tag: '' });
+  const [typed, setValues] = useState<PlantFormValues>(EMPTY_PLANT_FORM);
   const [idEdited, setIdEdited] = useState(false);
   const [touched, setTouched] = useState<Partial<Record<PlantField, boolean>>>({});
   const [errors, setErrors] = useState<PlantFormErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
-  const idRef = useRef<HTMLInputElement>(null);
-  const nameRef = useRef<HTMLInputElement>(null);
-  const tagRef = useRef<HTMLInputElement>(null);
-  const refs: Record<PlantField, RefObject<HTMLInputElement | null>> = { id: idRef, name: nameRef, tag: tagRef };
+  const inputs = useRef<Partial<Record<PlantField, HTMLInputElement | null>>>({});
+  // The dialog opens on the first field (the name).
+  const firstRef = useRef<HTMLInputElement>(null);
+  const focus = (field: PlantField) => inputs.current[field]?.focus();
 
   // The proposal fills the id field once it arrives, unless the person typed an id of their own meanwhile.
   const values: PlantFormValues = idEdited ? typed : { ...typed, id: suggestion.data?.id.toString() ?? '' };
@@ -42,7 +43,7 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
       const field = problem.field as PlantField | null;
       if (field && PLANT_FIELDS.includes(field)) {
         setErrors({ [field]: asSentence(problem.message) });
-        refs[field].current?.focus();
+        focus(field);
       } else if (problem.status !== 401) {
         setFormError(`The plant was not added: ${problem.message}.`);
       }
@@ -76,12 +77,12 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
     if (create.isPending) return;
     setFormError(null);
     const result = validatePlantForm(values);
-    setTouched({ id: true, name: true, tag: true });
+    setTouched(Object.fromEntries(PLANT_FIELDS.map((field) => [field, true])));
     if (!result.ok) {
       setErrors(result.errors);
       // In the order the dialog shows them.
-      const first = (['name', 'tag', 'id'] as const).find((field) => result.errors[field]);
-      if (first) refs[first].current?.focus();
+      const first = [...PLANT_FIELD_NAMES, 'id' as const].find((field) => result.errors[field]);
+      if (first) focus(first);
       return;
     }
     setErrors({});
@@ -89,35 +90,38 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
   }
 
   return (
-    <Modal title="Add a plant" onCancel={onCancel} initialFocus={nameRef} describedBy={false}>
+    <Modal title="Add a plant" onCancel={onCancel} initialFocus={firstRef} describedBy={false}>
       <form className="form-grid" onSubmit={onSubmit} noValidate aria-busy={create.isPending} aria-label="Add a plant">
-        <Field
-          id="plant-name"
-          label="Name"
-          hint={`Up to ${NAME_MAX_LENGTH} characters.`}
-          autoComplete="off"
-          value={values.name}
-          onChange={(event) => change('name', event.target.value)}
-          onBlur={() => blur('name')}
-          error={errors.name}
-          inputRef={nameRef}
-          required
-        />
-        <Field
-          id="plant-tag"
-          label={
-            <>
-              Tag <span className="muted">(optional)</span>
-            </>
-          }
-          hint={`Up to ${TAG_MAX_LENGTH} characters, such as “tropical”. Leave empty for none.`}
-          autoComplete="off"
-          value={values.tag}
-          onChange={(event) => change('tag', event.target.value)}
-          onBlur={() => blur('tag')}
-          error={errors.tag}
-          inputRef={tagRef}
-        />
+        {PLANT_FIELD_NAMES.map((field, index) => {
+          const ui = PLANT_FIELD_UI[field];
+          const optional = isOptionalPlantField(field);
+          return (
+            <Field
+              key={field}
+              id={`plant-${field}`}
+              label={
+                optional ? (
+                  <>
+                    {ui.label} <span className="muted">(optional)</span>
+                  </>
+                ) : (
+                  ui.label
+                )
+              }
+              hint={ui.hint}
+              autoComplete="off"
+              value={values[field]}
+              onChange={(event) => change(field, event.target.value)}
+              onBlur={() => blur(field)}
+              error={errors[field]}
+              inputRef={(element) => {
+                inputs.current[field] = element;
+                if (index === 0) firstRef.current = element;
+              }}
+              required={!optional}
+            />
+          );
+        })}
         <Field
           id="plant-id"
           label="Id"
@@ -129,7 +133,9 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
           onChange={(event) => change('id', event.target.value)}
           onBlur={() => blur('id')}
           error={errors.id}
-          inputRef={idRef}
+          inputRef={(element) => {
+            inputs.current.id = element;
+          }}
           required
         />
         {formError ? (

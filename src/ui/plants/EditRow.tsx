@@ -2,23 +2,35 @@
 
 import { Check, X } from 'lucide-react';
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { z } from 'zod';
 
-import { type Plant, plantName, type PlantRow, plantTag } from '@/shared/plants';
+import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch, type PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { asSentence, problemOf } from '../problems';
 import { UserText } from '../UserText';
 import { When } from '../When';
 import type { PlantColumn } from './columns';
+import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
 
-type Errors = { name?: string; tag?: string; form?: string };
+type Errors = Partial<Record<PlantFieldName | 'form', string>>;
+type Texts = Record<PlantFieldName, string>;
+
+/** A plant's fields as the inputs hold them: an optional field the plant lacks is empty. */
+const textsOf = (plant: PlantRow): Texts => Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? ''])) as Texts;
+
+/** A field's own rules (an optional field's, for a value given): the router's, so the words are the same. */
+const rulesOf = (field: PlantFieldName) => {
+  const declared = plantFields[field];
+  return declared instanceof z.ZodOptional ? (declared.unwrap() as z.ZodType) : declared;
+};
 
 export type EditOutcome = { saved: Plant; before: PlantRow } | null;
 
 /**
- * A row in place editing: name and tag become inputs, checked with the router's own rules; Enter saves,
+ * A row in place editing: the plant's declared fields (shared/plants.ts) become inputs, checked with the router's own rules; Enter saves,
  * Escape cancels, and either way the cursor goes back to the row. Only what changed is sent (a merge
- * patch): an emptied tag is removed. Whether the text differs from the plant is reported up, so an edit
+ * patch): an emptied optional field (the tag) is removed. Whether the text differs from the plant is reported up, so an edit
  * with changes is never thrown away without the person saying so.
  */
 export function EditRow({
@@ -31,20 +43,19 @@ export function EditRow({
 }: {
   plant: PlantRow;
   columns: readonly PlantColumn[];
-  focusColumn: 'name' | 'tag';
+  focusColumn: PlantFieldName;
   onDone: (outcome: EditOutcome) => void;
   onDirtyChange: (dirty: boolean) => void;
   /** Just before the change is sent: the live feed's echo of it is this tab's own. */
   onSaving: (id: bigint) => void;
 }) {
   const utils = trpc.useUtils();
-  const [name, setName] = useState(plant.name);
-  const [tag, setTag] = useState(plant.tag ?? '');
+  const before = textsOf(plant);
+  const [texts, setTexts] = useState<Texts>(before);
   const [errors, setErrors] = useState<Errors>({});
-  const nameRef = useRef<HTMLInputElement>(null);
-  const tagRef = useRef<HTMLInputElement>(null);
+  const inputs = useRef<Partial<Record<PlantFieldName, HTMLInputElement | null>>>({});
   const formId = `edit-plant-${plant.id.toString()}`;
-  const dirty = name !== plant.name || tag !== (plant.tag ?? '');
+  const dirty = PLANT_FIELD_NAMES.some((field) => texts[field] !== before[field]);
   useEffect(() => onDirtyChange(dirty), [dirty, onDirtyChange]);
 
   const update = trpc.plants.update.useMutation({
@@ -55,9 +66,10 @@ export function EditRow({
     onError: (error) => {
       const problem = problemOf(error);
       if (problem.status === 401) return;
-      if (problem.field === 'name' || problem.field === 'tag') {
-        setErrors({ [problem.field]: asSentence(problem.message) });
-        (problem.field === 'name' ? nameRef : tagRef).current?.focus();
+      const field = problem.field;
+      if (field !== null && isPlantField(field)) {
+        setErrors({ [field]: asSentence(problem.message) });
+        inputs.current[field]?.focus();
       } else setErrors({ form: `Not saved: ${problem.message}.` });
     },
   });
@@ -65,24 +77,21 @@ export function EditRow({
   function save(event?: FormEvent) {
     event?.preventDefault();
     if (update.isPending) return;
-    const patch: { name?: string; tag?: string | null } = {};
-    if (name !== plant.name) patch.name = name;
-    if (tag !== (plant.tag ?? '')) patch.tag = tag === '' ? null : tag;
+    const patch: Record<string, string | null> = {};
     const next: Errors = {};
-    if (patch.name !== undefined) {
-      const result = plantName.safeParse(patch.name);
-      if (!result.success) next.name = asSentence(result.error.issues[0]!.message);
-    }
-    if (typeof patch.tag === 'string') {
-      const result = plantTag.safeParse(patch.tag);
-      if (!result.success) next.tag = asSentence(result.error.issues[0]!.message);
+    for (const field of PLANT_FIELD_NAMES.filter((each) => texts[each] !== before[each])) {
+      const text = texts[field];
+      patch[field] = text === '' && isOptionalPlantField(field) ? null : text;
+      if (patch[field] === null) continue;
+      const result = rulesOf(field).safeParse(text);
+      if (!result.success) next[field] = asSentence(result.error.issues[0]!.message);
     }
     setErrors(next);
-    if (next.name) return nameRef.current?.focus();
-    if (next.tag) return tagRef.current?.focus();
+    const invalid = PLANT_FIELD_NAMES.find((field) => next[field]);
+    if (invalid) return inputs.current[invalid]?.focus();
     if (Object.keys(patch).length === 0) return onDone(null);
     onSaving(plant.id);
-    update.mutate({ id: plant.id, ...patch });
+    update.mutate({ id: plant.id, ...(patch as PlantPatch) });
   }
 
   function onKeyDown(event: KeyboardEvent) {
@@ -93,28 +102,29 @@ export function EditRow({
     }
   }
 
-  const input = (column: 'name' | 'tag') => {
-    const isName = column === 'name';
-    const error = isName ? errors.name : errors.tag;
+  const input = (column: PlantFieldName) => {
+    const error = errors[column];
     const inputId = `${formId}-${column}`;
     return (
-      <div className="edit-cell">
+      <div className="edit-cell" key={column}>
         <label htmlFor={inputId} className="sr-only">
-          {isName ? 'Name' : 'Tag (empty for none)'}
+          {PLANT_FIELD_UI[column].editLabel}
         </label>
         <input
           id={inputId}
           form={formId}
-          ref={isName ? nameRef : tagRef}
-          value={isName ? name : tag}
+          ref={(element) => {
+            inputs.current[column] = element;
+          }}
+          value={texts[column]}
           autoFocus={focusColumn === column}
           autoComplete="off"
-          placeholder={isName ? undefined : 'No tag'}
+          placeholder={PLANT_FIELD_UI[column].placeholder}
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${inputId}-error` : undefined}
           onChange={(event) => {
-            if (isName) setName(event.target.value);
-            else setTag(event.target.value);
+            const text = event.target.value;
+            setTexts((current) => ({ ...current, [column]: text }));
             // A message about what was there goes once it is being changed.
             if (error) setErrors((current) => ({ ...current, [column]: undefined }));
           }}
@@ -145,15 +155,13 @@ export function EditRow({
               </td>
             );
           case 'name':
-            // With the tag column folded away (a narrow window), its input sits under the name's.
+            // With another field's column folded away (a narrow window), its input sits under the name's.
             return (
               <td key={column}>
                 {input('name')}
-                {columns.includes('tag') ? null : input('tag')}
+                {OTHER_PLANT_FIELDS.filter((field) => !columns.includes(field)).map(input)}
               </td>
             );
-          case 'tag':
-            return <td key={column}>{input('tag')}</td>;
           case 'owner':
             return (
               <td key={column} className="owner">
@@ -185,7 +193,7 @@ export function EditRow({
               </td>
             );
           default:
-            return null;
+            return isPlantField(column) ? <td key={column}>{input(column)}</td> : null;
         }
       })}
     </tr>

@@ -4,17 +4,18 @@ import { type ColumnDef, flexRender, getCoreRowModel, useReactTable, type Visibi
 import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
 import { useLayoutEffect, useMemo, useRef } from 'react';
 
-import type { PlantRow, PlantSort, PlantSortKey } from '@/shared/plants';
+import { type PlantFieldName, type PlantRow, type PlantSort, PLANT_SORT_KEYS, type PlantSortKey } from '@/shared/plants';
 
 import { useColumnFit } from '../table/fit';
 import { useGrid } from '../table/grid';
 import { UserText } from '../UserText';
 import { When } from '../When';
-import { COLUMN_LABELS, idWidthFor, type PlantColumn, plantColumnSpecs } from './columns';
+import { COLUMN_LABELS, idWidthFor, PLANT_COLUMNS, type PlantColumn, plantColumnSpecs } from './columns';
 import { EditRow, type EditOutcome } from './EditRow';
+import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
 import type { LiveMark } from './useLiveMarks';
 
-export type Editing = { id: bigint; column: 'name' | 'tag' };
+export type Editing = { id: bigint; column: PlantFieldName };
 
 export type SelectionView = {
   isSelected: (id: bigint) => boolean;
@@ -32,7 +33,7 @@ type Props = {
   onSort: (sort: PlantSort) => void;
   selection: SelectionView;
   editing: Editing | null;
-  onEdit: (id: bigint, column: 'name' | 'tag') => void;
+  onEdit: (id: bigint, column: PlantFieldName) => void;
   onEditDone: (outcome: EditOutcome) => void;
   onEditDirty: (dirty: boolean) => void;
   onSaving: (id: bigint) => void;
@@ -44,7 +45,10 @@ type Props = {
   restoreFocus: React.RefObject<{ row: string; column: string } | null>;
 };
 
-const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = { id: 'id', name: 'name', tag: 'tag', owner: 'owner', created: 'created' };
+/** The columns the table sorts by: those named as a sort key (the server's orders, shared/plants.ts). */
+const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = Object.fromEntries(
+  PLANT_COLUMNS.filter((column): column is PlantSortKey => (PLANT_SORT_KEYS as readonly string[]).includes(column)).map((key) => [key, key]),
+);
 const MARK_LABEL: Record<LiveMark['kind'], string> = { created: 'added elsewhere', updated: 'changed elsewhere', deleted: 'deleted elsewhere' };
 
 function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: PlantSort; onSort: (sort: PlantSort) => void }) {
@@ -71,11 +75,13 @@ function Folded({ row, folded }: { row: PlantRow; folded: PlantColumn[] }) {
   return (
     <span className="folded">
       {folded.includes('id') ? <span className="folded__id">{row.id.toString()}</span> : null}
-      {folded.includes('tag') && row.tag !== undefined ? (
-        <span className="tag-chip tag-chip--small">
-          <UserText>{row.tag}</UserText>
-        </span>
-      ) : null}
+      {OTHER_PLANT_FIELDS.map((field) =>
+        folded.includes(field) && row[field] !== undefined ? (
+          <span key={field} className={PLANT_FIELD_UI[field].chip ? 'tag-chip tag-chip--small' : undefined}>
+            <UserText>{row[field]}</UserText>
+          </span>
+        ) : null,
+      )}
       {folded.includes('owner') && row.owner ? (
         <span>
           <UserText>{row.owner}</UserText>
@@ -98,7 +104,7 @@ export function PlantsTable(props: Props) {
   const [fit, frameRef] = useColumnFit(plantColumnSpecs(columns, idWidth));
   const shown = columns.filter((column) => fit.shown.has(column));
   const folded = columns.filter((column) => !fit.shown.has(column));
-  const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), column === 'tag' ? 'tag' : 'name') });
+  const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), isPlantField(column) ? column : 'name') });
   const { restoreFocus } = props;
   useLayoutEffect(() => {
     const target = restoreFocus.current;
@@ -155,21 +161,26 @@ export function PlantsTable(props: Props) {
           );
         },
       },
-      {
-        id: 'tag',
-        header: () => <SortHeader column="tag" sort={sort} onSort={onSort} />,
-        cell: ({ row }) => (
-          <span data-grid-target="tag" data-grid-edit="" title={row.original.tag ?? 'No tag'}>
-            {row.original.tag === undefined ? (
-              <span className="muted">—</span>
-            ) : (
-              <span className="tag-chip">
-                <UserText className="one-line">{row.original.tag}</UserText>
+      ...OTHER_PLANT_FIELDS.map(
+        (field): ColumnDef<PlantRow> => ({
+          id: field,
+          header: () => (SORTABLE[field] ? <SortHeader column={field} sort={sort} onSort={onSort} /> : COLUMN_LABELS[field]),
+          cell: ({ row }) => {
+            const value = row.original[field];
+            return (
+              <span data-grid-target={field} data-grid-edit="" title={value ?? PLANT_FIELD_UI[field].none}>
+                {value === undefined ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <span className={PLANT_FIELD_UI[field].chip ? 'tag-chip' : undefined}>
+                    <UserText className="one-line">{value}</UserText>
+                  </span>
+                )}
               </span>
-            )}
-          </span>
-        ),
-      },
+            );
+          },
+        }),
+      ),
       {
         id: 'owner',
         header: () => <SortHeader column="owner" sort={sort} onSort={onSort} />,
@@ -226,7 +237,7 @@ export function PlantsTable(props: Props) {
     [selection, sort, onSort, marks, folded.join(), props.onEdit, props.onDelete],
   );
 
-  const visibility: VisibilityState = Object.fromEntries((['select', 'id', 'name', 'tag', 'owner', 'created', 'actions'] as const).map((column) => [column, shown.includes(column)]));
+  const visibility: VisibilityState = Object.fromEntries(PLANT_COLUMNS.map((column) => [column, shown.includes(column)]));
   // TanStack Table hands out functions whose results change without new identities; the React Compiler
   // therefore leaves this component alone, which is what this line acknowledges.
   // eslint-disable-next-line react-hooks/incompatible-library

@@ -5,7 +5,7 @@ import { Leaf, Plus, RefreshCw } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { BULK_MAX, type PlantRow } from '@/shared/plants';
+import { BULK_MAX, type PlantFieldName, type PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { takeHeadingFocus } from '../focus';
@@ -16,7 +16,7 @@ import { AddPlantDialog } from './AddPlantDialog';
 import { BulkBar } from './BulkBar';
 import { ColumnChooser } from './ColumnChooser';
 import { useHiddenColumns } from './column-prefs';
-import { OPTIONAL_COLUMNS, type PlantColumn } from './columns';
+import { OPTIONAL_COLUMNS, type OptionalColumn, PLANT_COLUMNS, type PlantColumn } from './columns';
 import { DeleteDialog, type Deleting } from './DeleteDialog';
 import type { EditOutcome } from './EditRow';
 import { ExportButton } from './ExportButton';
@@ -111,8 +111,9 @@ function PlantsViewInner() {
   const [retagging, setRetagging] = useState(false);
 
   const rows = live.rows;
-  const available = (isAdmin ? OPTIONAL_COLUMNS : OPTIONAL_COLUMNS.filter((column) => column !== 'owner' && column !== 'created')) as readonly (typeof OPTIONAL_COLUMNS)[number][];
-  const columns: PlantColumn[] = ['select', ...available.filter((column) => column === 'id' && !hidden.has(column)), 'name', ...available.filter((column) => column !== 'id' && !hidden.has(column)), 'actions'];
+  const available = isAdmin ? OPTIONAL_COLUMNS : OPTIONAL_COLUMNS.filter((column) => column !== 'owner' && column !== 'created');
+  const isOptional = (column: PlantColumn): column is OptionalColumn => (OPTIONAL_COLUMNS as readonly string[]).includes(column);
+  const columns = PLANT_COLUMNS.filter((column) => !isOptional(column) || (available.includes(column) && !hidden.has(column)));
   const pageSelected = rows.filter((row) => selection.isSelected(row.id)).length;
   const selectionView = {
     isSelected: selection.isSelected,
@@ -166,7 +167,7 @@ function PlantsViewInner() {
   }
   const restoreFocus = useRef<{ row: string; column: string } | null>(null);
 
-  const onEdit = (id: bigint, column: 'name' | 'tag') => {
+  const onEdit = (id: bigint, column: PlantFieldName) => {
     if (editing?.id === id) return;
     if (blockedByEdit()) return;
     setEditing({ id, column });

@@ -7,6 +7,7 @@ import { useNotices } from '../notices';
 import { problemOf } from '../problems';
 import { UserText } from '../UserText';
 import type { EditOutcome } from './EditRow';
+import { patchBackTo } from './fields';
 import type { BulkResult } from './useBulk';
 
 const count = new Intl.NumberFormat();
@@ -90,7 +91,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
           run: async () => {
             try {
               ownChange([saved.id]);
-              await utils.client.plants.update.mutate({ id: saved.id, name: before.name, tag: before.tag ?? null });
+              await utils.client.plants.update.mutate({ id: saved.id, ...patchBackTo(before) });
               await utils.plants.page.invalidate();
               notices.show({
                 kind: 'info',

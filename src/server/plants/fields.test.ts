@@ -1,0 +1,118 @@
+import { parse } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+import { Prisma } from '@/generated/prisma/client';
+import { db } from '@/server/db/client';
+import { engineLayouts } from '@/server/db/engines';
+import { eventPayload } from '@/server/webhooks/outbox';
+import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, plantFields, type PlantFieldName } from '@/shared/plants';
+import { latestWebhookOutboxMigration, webhookPayloadMembers } from '@/tooling/plant-event-sql';
+import { signIn } from '@test-support/actors';
+
+import { plantsCsv } from './export';
+
+/**
+ * The plant's fields are declared once (shared/plants.ts, `plantFields`) and everything else is derived. These
+ * tests hold what cannot be derived to the declaration (the Prisma models, the webhook triggers' SQL, which a
+ * past migration wrote), and carry a plant with every declared field set through every path a plant takes,
+ * so a path that drops a field fails here, whatever the field is.
+ */
+
+/** Each field's documented example (its `.meta({ example })`): a valid value of it. */
+function exampleOf(field: PlantFieldName): string {
+  const declared: z.ZodType = plantFields[field];
+  const example = z.globalRegistry.get(declared instanceof z.ZodOptional ? (declared.unwrap() as z.ZodType) : declared)?.example;
+  if (typeof example !== 'string') throw new Error(`the plant field ${field} needs a text example in its .meta() (the document shows it; this test writes it)`);
+  return example;
+}
+
+const withEveryField = (id: bigint, suffix = ''): Plant => ({ id, ...Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, `${exampleOf(field)}${suffix}`])) }) as Plant;
+const ANSWER_KEYS = ['id', ...PLANT_FIELD_NAMES];
+
+describe('the declared plant fields', () => {
+  it('are columns of Plant and of PlantTombstone (what undo keeps)', () => {
+    expect(Object.keys(Prisma.PlantScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
+    expect(Object.keys(Prisma.PlantTombstoneScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
+  });
+
+  it('are carried through create, list, page, patch, export, delete with undo and restore, in order', async () => {
+    const { caller, context } = await signIn('fields-owner');
+    const plant = withEveryField(7_001n);
+    const created = await caller.plants.create(plant);
+    expect(created).toEqual(plant);
+    expect(Object.keys(created)).toEqual(ANSWER_KEYS);
+    expect(await caller.plants.list({})).toEqual([plant]);
+    expect((await caller.plants.page({ size: 10 })).rows).toEqual([plant]);
+
+    const changed = withEveryField(7_001n, ' II');
+    const { id, ...patch } = changed;
+    expect(await caller.plants.update({ id, ...patch })).toEqual(changed);
+    for (const field of OPTIONAL_PLANT_FIELDS) {
+      const removed = await caller.plants.update({ id, [field]: null });
+      expect(removed).not.toHaveProperty(field);
+      await caller.plants.update({ id, [field]: changed[field] });
+    }
+    expect(await caller.plants.list({})).toEqual([changed]);
+
+    if (context.auth.status !== 'signedIn') throw new Error('signed in above');
+    let csv = '';
+    for await (const chunk of plantsCsv(context.auth.actor, () => undefined, {})) csv += chunk;
+    const [header, row] = csv.replace(/^\uFEFF/, '').trimEnd().split('\r\n');
+    expect(header).toBe(ANSWER_KEYS.join(','));
+    expect(row).toBe(ANSWER_KEYS.map((key) => String(changed[key as keyof Plant])).join(','));
+
+    expect((await caller.plants.deleteMany({ selection: { kind: 'ids', ids: [id] }, keepForUndo: true })).done).toEqual([id]);
+    expect(await caller.plants.list({})).toEqual([]);
+    expect((await caller.plants.restore({ ids: [id] })).restored).toEqual([id]);
+    expect(await caller.plants.list({})).toEqual([changed]);
+  });
+
+  it("are the webhook event's data, byte for byte as eventPayload writes a plant (SQLite's triggers, live)", async () => {
+    const endpoint = await db.webhookEndpoint.create({
+      data: { url: 'https://receiver.example/fields', events: ',plant.created,plant.deleted,', secret: 'unused here', createdAtMs: 0n },
+      select: { id: true },
+    });
+    try {
+      const { caller } = await signIn('fields-webhooks');
+      const plant = withEveryField(7_101n);
+      await caller.plants.create(plant);
+      await caller.plants.delete({ id: plant.id });
+      const untagged = { id: 7_102n, ...Object.fromEntries(PLANT_FIELD_NAMES.filter((field) => !OPTIONAL_PLANT_FIELDS.includes(field)).map((field) => [field, exampleOf(field)])) } as Plant;
+      await caller.plants.create(untagged);
+      const deliveries = await db.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, orderBy: { id: 'asc' }, select: { type: true, payload: true } });
+      const expected = [
+        ['plant.created', plant],
+        ['plant.deleted', plant],
+        ['plant.created', untagged],
+      ] as const;
+      expect(deliveries.map((delivery) => delivery.type)).toEqual(expected.map(([type]) => type));
+      for (const [index, [type, data]] of expected.entries()) {
+        const { payload } = deliveries[index]!;
+        const at = new Date((parse(payload) as { timestamp: string }).timestamp);
+        expect(payload).toBe(eventPayload(type, data, at));
+      }
+    } finally {
+      await db.webhookDelivery.deleteMany({ where: { endpointId: endpoint.id } });
+      await db.webhookEndpoint.delete({ where: { id: endpoint.id } });
+    }
+  });
+});
+
+describe('the webhook triggers (SQL a migration wrote; a migration that changes the fields rewrites them: docs/adding-a-field.md)', () => {
+  const declared = ANSWER_KEYS.map((key) => [key, key]);
+
+  it("SQLite's write the declared fields, each from its own column, and leave out an optional one that is NULL", () => {
+    const sql = latestWebhookOutboxMigration('sqlite', engineLayouts.sqlite.migrationsDir);
+    for (const row of ['NEW', 'OLD'] as const) {
+      expect(webhookPayloadMembers('sqlite', sql, row)).toEqual(declared);
+      for (const field of OPTIONAL_PLANT_FIELDS) expect(sql).toContain(`WHEN ${row}."${field}" IS NULL`);
+    }
+  });
+
+  it("PostgreSQL's write the declared fields, each from its own column, and leave out an optional one that is NULL", () => {
+    const sql = latestWebhookOutboxMigration('postgresql', engineLayouts.postgresql.migrationsDir);
+    expect(webhookPayloadMembers('postgresql', sql)).toEqual(declared);
+    for (const field of OPTIONAL_PLANT_FIELDS) expect(sql).toContain(`WHEN plant."${field}" IS NULL THEN ''`);
+  });
+});
