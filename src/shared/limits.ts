@@ -82,3 +82,18 @@ export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
 export const WEBHOOK_SLOW_ATTEMPT_MS = 1_000;
 /** Attempts past WEBHOOK_SLOW_ATTEMPT_MS one instance keeps open at once, beside WEBHOOKS_CONCURRENCY prompt ones: a bound on sockets. */
 export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
+
+/**
+ * The admin page's counts ("1–25 of 10,000+") are exact up to this, then "at least": counting is what grows
+ * with the store (a page by key does not), so no count reads more than this + 1 matching index entries.
+ */
+export const COUNT_CAP = 10_000;
+/**
+ * A name search counts to 1,000: past that, each further match costs a row read and tested (or looked up
+ * for the access rule), ten times what an index range of the tag or owner filters costs per row.
+ */
+export const SEARCH_COUNT_CAP = 1_000;
+
+/** Live feeds (the admin page's stream of changes) open at once per token (a few tabs) and per process; past either, 429. */
+export const MAX_STREAMS_PER_TOKEN = 4;
+export const MAX_STREAMS = 1_000;

@@ -4,6 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
+import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, type PlantFilters, type PlantRow, type PlantSort } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
@@ -208,17 +209,11 @@ export async function selectFrom(
 }
 
 /**
- * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP, else at least `count`. Counting is
- * what grows with the store (a page by key does not), so no count reads more than COUNT_CAP + 1 matching index
- * entries, and a count that tests names reads at most COUNT_WALK_BUDGET rows (docs/admin-page.md, "At scale").
+ * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP (shared/limits.ts), else at least
+ * `count`; no count reads more than COUNT_CAP + 1 matching index entries, and a count that tests names reads
+ * at most COUNT_WALK_BUDGET rows (docs/admin-page.md, "At scale").
  */
 export type Count = { count: number; exact: boolean };
-export const COUNT_CAP = 10_000;
-/**
- * A name search counts to 1,000: past that, each further match costs a row read and tested (or looked up
- * for the access rule), ten times what an index range of the tag or owner filters costs per row.
- */
-export const SEARCH_COUNT_CAP = 1_000;
 export const COUNT_WALK_BUDGET = 50_000;
 
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);

@@ -21,7 +21,7 @@ import {
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
-import { AppError } from '@/shared/errors';
+import { AppError, errorCatalog } from '@/shared/errors';
 import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
@@ -70,7 +70,7 @@ export const plantsRouter = createTRPCRouter({
       },
       mcp: {
         description:
-          `Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error 40006 if one has, even one you cannot see). name is 1 to ${NAME_MAX_LENGTH} characters, tag (optional) 1 to ${TAG_MAX_LENGTH}. Returns the plant as stored.`,
+          `Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error ${errorCatalog.plantIdTaken.value} if one has, even one you cannot see). name is 1 to ${NAME_MAX_LENGTH} characters, tag (optional) 1 to ${TAG_MAX_LENGTH}. Returns the plant as stored.`,
       },
     })
     .input(newPlantSchema)
@@ -133,7 +133,7 @@ export const plantsRouter = createTRPCRouter({
       },
       mcp: {
         description:
-          'Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored. A plant you have no access to is not found (error 40401), exactly like a missing one.',
+          `Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored. A plant you have no access to is not found (error ${errorCatalog.plantNotFound.value}), exactly like a missing one.`,
       },
     })
     .input(patchPlantInput)
@@ -195,7 +195,7 @@ export const plantsRouter = createTRPCRouter({
       },
       mcp: {
         description:
-          'Delete one plant by its id, for good. There is no result on success; a plant you have no access to, or one already deleted, is not found (error 40401).',
+          `Delete one plant by its id, for good. There is no result on success; a plant you have no access to, or one already deleted, is not found (error ${errorCatalog.plantNotFound.value}).`,
       },
     })
     .input(plantIdParam)

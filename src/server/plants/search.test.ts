@@ -11,9 +11,10 @@ import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { signIn } from '@test-support/actors';
+import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
-import { COUNT_CAP, countMatching, type PlannedFilters, ready, SEARCH_COUNT_CAP, selectFrom } from './query';
+import { countMatching, type PlannedFilters, ready, selectFrom } from './query';
 import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
 
 /**

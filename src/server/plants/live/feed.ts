@@ -3,6 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
+import { MAX_STREAMS, MAX_STREAMS_PER_TOKEN } from '@/shared/limits';
 
 import { onPlantsCommitted } from '../events';
 import { inPlantScope } from '../scope';
@@ -30,8 +31,6 @@ const BURST_MAX = 200;
 /** The log keeps this much: long enough for any reconnect; older rows are swept once a minute. */
 export const PLANT_CHANGE_RETENTION_MS = 10 * 60 * 1000;
 const SWEEP_EVERY_MS = 60_000;
-export const MAX_STREAMS_PER_TOKEN = 4;
-export const MAX_STREAMS = 1_000;
 
 export type PlantChangeEvent =
   /** First on a new stream: from here on every change arrives (the client may start listening from it). */
