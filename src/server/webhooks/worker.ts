@@ -26,8 +26,10 @@ import type { Lookup, TargetPolicy } from './ssrf';
  *   ones (order kept per endpoint). Two instances on one database never send one event at the same time;
  *   if an instance dies, its lease runs out and another (or the restarted one) carries on from the first
  *   delivery not marked sent: at least once overall.
- * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for the next
+ * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for each
  *   retry it knows of; otherwise it looks every WEBHOOKS_POLL_MS (5 s) for what other instances queued.
+ *   The poll is not what sends this process's own events: a wake-up that would only be made good by it is
+ *   a bug (worker.test.ts, "no wake-up is lost").
  * - **Every failure backs off.** A failed attempt waits its retry; a failure of the worker itself while
  *   sending to an endpoint (the database refused to write the attempt down, say) gives the lease back
  *   with a wait on the same exponential schedule, so no instance takes the endpoint up again before it.
@@ -65,6 +67,8 @@ const UNWRITTEN_MAX = 20;
 const RECORD_EVERY_MS = 200;
 /** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
 const LINGER_MS = 250;
+/** Retry times the worker keeps a timer for; past that, the poll finds what is due. */
+const WAKE_TIMES_MAX = 10_000;
 
 type LeasedEndpoint = {
   id: number;
@@ -92,23 +96,42 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   let stopping = false;
   let ticking = false;
   let tickAgain = false;
+  /** Every time (Unix ms) the worker was asked to wake at, earliest first; the timer waits for the first. */
+  const wakeTimes: number[] = [];
   let dueTimer: NodeJS.Timeout | undefined;
-  let dueAt = Infinity;
 
-  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lt: BigInt(now) } }] });
+  // A lease given back (or backed off) until T is free from T on: the release and the next look often fall
+  // in one millisecond, and a strict `<` left the endpoint to the next poll (5 s) with an event waiting.
+  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lte: BigInt(now) } }] });
 
-  /** Wakes the worker at `at` (Unix ms), unless it is to wake earlier already. */
+  /**
+   * Wakes the worker at `at` (Unix ms). Every time asked for is kept, not only the earliest: a retry due in
+   * 100 ms must not make the worker forget one due in 3 s (that one waited for the next poll).
+   */
   function wakeAt(at: number): void {
-    if (stopping || at >= dueAt) return;
+    if (stopping) return;
+    let index = wakeTimes.findIndex((time) => time >= at);
+    if (index === -1) index = wakeTimes.length;
+    if (wakeTimes[index] === at) return;
+    wakeTimes.splice(index, 0, at);
+    // Bounded (a retry per failing endpoint): the latest times left out are found by the poll instead.
+    if (wakeTimes.length > WAKE_TIMES_MAX) wakeTimes.pop();
+    if (index === 0) waitForFirstWakeTime();
+  }
+
+  function waitForFirstWakeTime(): void {
     clearTimeout(dueTimer);
-    dueAt = at;
-    dueTimer = setTimeout(
-      () => {
-        dueAt = Infinity;
-        wake();
-      },
-      Math.max(0, at - Date.now()),
-    );
+    const first = wakeTimes[0];
+    if (first === undefined) return;
+    dueTimer = setTimeout(() => {
+      // A timer can fire a millisecond before Date.now() reaches its time (libuv's clock is not Date's):
+      // a time not reached yet stays, and its wake-up comes a moment later instead of at the next poll.
+      const now = Date.now();
+      const reached = wakeTimes.findIndex((time) => time > now);
+      const passed = wakeTimes.splice(0, reached === -1 ? wakeTimes.length : reached).length;
+      waitForFirstWakeTime();
+      if (passed > 0) wake();
+    }, Math.max(0, first - Date.now()));
     dueTimer.unref();
   }
 
@@ -515,6 +538,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       clearInterval(poll);
       clearInterval(sweeper);
       clearTimeout(dueTimer);
+      wakeTimes.length = 0;
       wake();
       const inFlight = Promise.all(draining.values());
       // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
