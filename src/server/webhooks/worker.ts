@@ -5,16 +5,17 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
-import { webhookDeliveries } from '@/server/observability/metrics';
-import { inDeliverySpan } from '@/server/observability/tracing';
 import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
+import { attemptDelivery, type LeasedEndpoint, type PendingDelivery } from './attempt';
+import { leaseFree, releaseLease, renewLease, takeLease } from './leases';
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
-import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook, storedText } from './send';
-import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
-import { signingSecrets, sweepOldDeliveries } from './service';
-import { webhookHeaders } from './signing';
+import { holdBackNewer, recordAttempts } from './record-attempts';
+import { sweepOldDeliveries } from './retention';
+import { retryDelayMs } from './schedule';
+import { type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
 import type { Lookup, TargetPolicy } from './ssrf';
+import { wakeUps } from './wake-ups';
 
 /**
  * The delivery worker: one per server process, sending the outbox's rows.
@@ -67,27 +68,14 @@ const UNWRITTEN_MAX = 20;
 const RECORD_EVERY_MS = 200;
 /** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
 const LINGER_MS = 250;
-/** Retry times the worker keeps a timer for; past that, the poll finds what is due. */
-const WAKE_TIMES_MAX = 10_000;
-
-type LeasedEndpoint = {
-  id: number;
-  url: string;
-  enabled: boolean;
-  secret: string;
-  previousSecret: string | null;
-  previousSecretUntilMs: bigint | null;
-  failingSinceMs: bigint | null;
-  leaseOwner: string | null;
-};
-
-type PendingDelivery = { id: number; eventId: string; type: string; payload: string; attempts: number; createdAtMs: bigint; nextAttemptAtMs: bigint };
 
 export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   const { log, leaseMs } = options;
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const shutdown = new AbortController();
+  const attemptOptions = { key: options.key, policy: options.policy, lookup: options.lookup, timeoutMs, signal: shutdown.signal };
+  const record = (endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]) => recordAttempts(endpoint, attempted, { retryBaseMs: options.retryBaseMs, log });
   const draining = new Map<number, Promise<void>>();
   /** Endpoints whose attempt in flight has been unanswered for WEBHOOK_SLOW_ATTEMPT_MS: they hold no sender. */
   const slow = new Set<number>();
@@ -96,65 +84,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   let stopping = false;
   let ticking = false;
   let tickAgain = false;
-  /** Every time (Unix ms) the worker was asked to wake at, earliest first; the timer waits for the first. */
-  const wakeTimes: number[] = [];
-  let dueTimer: NodeJS.Timeout | undefined;
-
-  // A lease given back (or backed off) until T is free from T on: the release and the next look often fall
-  // in one millisecond, and a strict `<` left the endpoint to the next poll (5 s) with an event waiting.
-  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lte: BigInt(now) } }] });
-
-  /**
-   * Wakes the worker at `at` (Unix ms). Every time asked for is kept, not only the earliest: a retry due in
-   * 100 ms must not make the worker forget one due in 3 s (that one waited for the next poll).
-   */
-  function wakeAt(at: number): void {
-    if (stopping) return;
-    let index = wakeTimes.findIndex((time) => time >= at);
-    if (index === -1) index = wakeTimes.length;
-    if (wakeTimes[index] === at) return;
-    wakeTimes.splice(index, 0, at);
-    // Bounded (a retry per failing endpoint): the latest times left out are found by the poll instead.
-    if (wakeTimes.length > WAKE_TIMES_MAX) wakeTimes.pop();
-    if (index === 0) waitForFirstWakeTime();
-  }
-
-  function waitForFirstWakeTime(): void {
-    clearTimeout(dueTimer);
-    const first = wakeTimes[0];
-    if (first === undefined) return;
-    dueTimer = setTimeout(() => {
-      // A timer can fire a millisecond before Date.now() reaches its time (libuv's clock is not Date's):
-      // a time not reached yet stays, and its wake-up comes a moment later instead of at the next poll.
-      const now = Date.now();
-      const reached = wakeTimes.findIndex((time) => time > now);
-      const passed = wakeTimes.splice(0, reached === -1 ? wakeTimes.length : reached).length;
-      waitForFirstWakeTime();
-      if (passed > 0) wake();
-    }, Math.max(0, first - Date.now()));
-    dueTimer.unref();
-  }
-
-  let wakeWaiters: (() => void)[] = [];
-
-  function wake(): void {
-    const waiters = wakeWaiters;
-    wakeWaiters = [];
-    for (const resolve of waiters) resolve();
-    void tick();
-  }
-
-  /** Resolves at the next wake, or after `ms`. */
-  function nextWake(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      timer.unref();
-      wakeWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
+  const { wake, wakeAt, nextWake, clear: forgetWakeTimes } = wakeUps(() => void tick());
 
   /** Leases endpoints that have a delivery due, up to the free senders, and starts draining each. */
   async function tick(): Promise<void> {
@@ -184,11 +114,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
         });
         for (const { id } of candidates) {
           if (stopping) break;
-          const { count } = await db.webhookEndpoint.updateMany({
-            where: { id, enabled: true, ...leaseFree(now) },
-            data: { leaseOwner: owner, leaseUntilMs: BigInt(now + leaseMs) },
-          });
-          if (count === 1) startDraining(id);
+          if (await takeLease(id, owner, now, leaseMs)) startDraining(id);
         }
       } while (tickAgain && !stopping);
     } catch (error) {
@@ -235,11 +161,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   async function drain(endpointId: number): Promise<void> {
     let leaseLost = false;
     const renew = async () => {
-      const { count } = await db.webhookEndpoint.updateMany({
-        where: { id: endpointId, leaseOwner: owner },
-        data: { leaseUntilMs: BigInt(Date.now() + leaseMs) },
-      });
-      if (count === 0) leaseLost = true;
+      if (!(await renewLease(endpointId, owner, leaseMs))) leaseLost = true;
     };
     const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
     heartbeat.unref();
@@ -345,6 +267,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
           const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
           if (head) {
             await holdBackNewer(endpointId, head);
+            wakeAt(Number(head.nextAttemptAtMs));
             return;
           }
         } else if (attempted.length > 0) {
@@ -368,10 +291,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       clearInterval(heartbeat);
       // Back in line: expired at once, and ordered as served just now; after a failure, free only once its
       // wait is over, for every instance. (If this write fails too, the lease runs out by itself.)
-      const leaseUntilMs = BigInt(releaseAt ?? Date.now());
-      await db.webhookEndpoint
-        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs } })
-        .catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
+      await releaseLease(endpointId, owner, releaseAt ?? Date.now()).catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
     }
   }
 
@@ -385,131 +305,11 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     }, WEBHOOK_SLOW_ATTEMPT_MS);
     timer.unref();
     try {
-      return { result: await attempt(endpoint, delivery), slow: wentSlow };
+      return { result: await attemptDelivery(endpoint, delivery, attemptOptions), slow: wentSlow };
     } finally {
       clearTimeout(timer);
       slow.delete(endpoint.id);
     }
-  }
-
-  /**
-   * The oldest waiting delivery is not due yet: the newer ones wait with it, so they are not picked up
-   * before it (order per endpoint), and the worker wakes when it is due.
-   */
-  async function holdBackNewer(endpointId: number, head: { id: number; nextAttemptAtMs: bigint }): Promise<void> {
-    await db.webhookDelivery.updateMany({
-      where: { endpointId, status: 'pending', id: { gt: head.id }, nextAttemptAtMs: { lt: head.nextAttemptAtMs } },
-      data: { nextAttemptAtMs: head.nextAttemptAtMs },
-    });
-    wakeAt(Number(head.nextAttemptAtMs));
-  }
-
-  async function attempt(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<AttemptResult> {
-    let secrets: string[];
-    try {
-      secrets = signingSecrets(endpoint, options.key);
-    } catch (error) {
-      return { ok: false, status: null, error: (error as Error).message, response: null, aborted: false };
-    }
-    const timestamp = Math.floor(Date.now() / 1000);
-    const attempt = { endpointId: endpoint.id, deliveryId: delivery.id, eventId: delivery.eventId, eventType: delivery.type, attempt: delivery.attempts + 1, url: endpoint.url };
-    // With tracing on, the attempt is a span and the receiver gets its `traceparent` (observability/tracing.ts).
-    return inDeliverySpan(attempt, (traceHeaders) =>
-      sendWebhook({
-        url: endpoint.url,
-        body: delivery.payload,
-        headers: { ...webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload), ...traceHeaders },
-        policy: options.policy,
-        lookup: options.lookup,
-        timeoutMs,
-        signal: shutdown.signal,
-      }),
-    );
-  }
-
-  /**
-   * Writes the attempts down in one transaction. Only the last can have failed; resolves to the delivery
-   * that now waits for a retry (and when), or null.
-   */
-  async function record(endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]): Promise<{ id: number; nextAttemptAtMs: bigint } | null> {
-    if (attempted.length === 0) return null;
-    const now = Date.now();
-    const writes = attempted.map(([delivery, result]) => {
-      const last = {
-        attempts: delivery.attempts + 1,
-        lastAttemptAtMs: BigInt(now),
-        lastStatus: result.status,
-        lastError: result.error === null ? null : storedText(result.error),
-        lastResponse: result.response === null ? null : storedText(result.response),
-      };
-      return { delivery, result, last };
-    });
-    const [failed] = writes.filter(({ result }) => !result.ok);
-    let retry: { id: number; nextAttemptAtMs: bigint } | null = null;
-    let giveUp = false;
-    let disable = false;
-    const endpointChange: { failingSinceMs?: bigint | null; enabled?: boolean; disabledReason?: string } = {};
-    if (failed) {
-      giveUp = now - Number(failed.delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
-      if (!giveUp) retry = { id: failed.delivery.id, nextAttemptAtMs: BigInt(now + retryDelayMs(failed.last.attempts, options.retryBaseMs)) };
-      if (endpoint.failingSinceMs === null) endpointChange.failingSinceMs = BigInt(now);
-      else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
-        disable = true;
-        endpointChange.enabled = false;
-        endpointChange.disabledReason = `disabled by the server: every attempt since ${new Date(Number(endpoint.failingSinceMs)).toISOString()} failed`;
-      }
-    } else if (endpoint.failingSinceMs !== null) {
-      endpointChange.failingSinceMs = null;
-    }
-    // One statement for the deliveries answered alike (a receiver answers most the same: 204, no body),
-    // their attempts counted up in place; the failed one by itself.
-    const alike = new Map<string, { ids: number[]; last: Omit<(typeof writes)[number]['last'], 'attempts'> }>();
-    for (const { delivery, result, last } of writes) {
-      if (!result.ok) continue;
-      const { attempts: _attempts, ...rest } = last;
-      const key = JSON.stringify([rest.lastStatus, rest.lastResponse]);
-      const group = alike.get(key) ?? alike.set(key, { ids: [], last: rest }).get(key)!;
-      group.ids.push(delivery.id);
-    }
-    await db.$transaction([
-      ...[...alike.values()].map(({ ids, last }) =>
-        db.webhookDelivery.updateMany({
-          where: { id: { in: ids } },
-          data: { ...last, attempts: { increment: 1 }, status: 'delivered', deliveredAtMs: BigInt(now) },
-        }),
-      ),
-      ...(failed
-        ? [
-            db.webhookDelivery.updateMany({
-              where: { id: failed.delivery.id },
-              data: { ...failed.last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
-            }),
-          ]
-        : []),
-      ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
-    ]);
-    for (const { result } of writes) webhookDeliveries.labels(result.ok ? 'delivered' : giveUp ? 'failed' : 'retrying').inc();
-    if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
-    if (failed) {
-      const { delivery, result, last } = failed;
-      log.warn(
-        {
-          endpointId: endpoint.id,
-          deliveryId: delivery.id,
-          type: delivery.type,
-          attempt: last.attempts,
-          status: result.status,
-          error: result.error,
-          ...(giveUp ? { gaveUp: true } : { retryInMs: Number(retry!.nextAttemptAtMs) - now }),
-        },
-        'webhook delivery failed',
-      );
-    }
-    if (disable) {
-      endpoint.enabled = false;
-      log.warn({ endpointId: endpoint.id, failingSince: new Date(Number(endpoint.failingSinceMs)).toISOString() }, 'webhook endpoint disabled: failing for too long');
-    }
-    return retry;
   }
 
   const unsubscribe = onDeliveriesQueued(wake);
@@ -537,8 +337,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       unsubscribe();
       clearInterval(poll);
       clearInterval(sweeper);
-      clearTimeout(dueTimer);
-      wakeTimes.length = 0;
+      forgetWakeTimes();
       wake();
       const inFlight = Promise.all(draining.values());
       // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
