@@ -7,7 +7,7 @@ import path from 'node:path';
 import { config } from '@/server/config';
 import { openDatabase } from '@/server/db/client';
 import { configureTokenCache } from '@/server/tokens/cache';
-import { configureWebhookService } from '@/server/webhooks/service';
+import { configureWebhookService } from '@/server/webhooks/settings';
 
 const directory = mkdtempSync(path.join(tmpdir(), 'plant-store-unit-'));
 process.env.DATABASE_URL = `file:${path.join(directory, 'unit.db')}`;

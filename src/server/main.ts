@@ -75,12 +75,13 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService, webhookCounts }, { startIdempotencySweep }, { keepPlantListVersions }] = await Promise.all([
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { keepPlantListVersions }] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
     import('./webhooks/worker'),
-    import('./webhooks/service'),
+    import('./webhooks/settings'),
+    import('./webhooks/health-counts'),
     import('./idempotency/store'),
     import('./plants/versions'),
   ]);

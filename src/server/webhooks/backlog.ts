@@ -3,7 +3,8 @@ import 'server-only';
 import { db } from '@/server/db/client';
 import type { WebhookDelivery } from '@/shared/webhooks';
 
-import { deliveryColumns, noEndpoint, toDelivery } from './service';
+import { deliveryColumns, toDelivery } from './delivery-rows';
+import { noEndpoint } from './endpoints';
 
 /** How many of the oldest waiting deliveries the backlog shows: the ones that hold the queue. */
 export const BACKLOG_SHOWN = 5;

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { failureOf, signIn } from '@test-support/actors';
 
-import { signingSecrets } from './service';
+import { signingSecrets } from './secrets';
 
 const PUBLIC_URL = 'https://93.184.215.14/hooks/plants';
 const key = Buffer.from(process.env.WEBHOOKS_SECRET_KEY!, 'base64');

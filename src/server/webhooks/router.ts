@@ -16,18 +16,9 @@ import {
   webhookSecretSchema,
 } from '@/shared/webhooks';
 
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  listDeliveries,
-  listEndpoints,
-  retryDelivery,
-  rotateSecret,
-  sendTestEvent,
-  updateEndpoint,
-} from './service';
 import { endpointBacklog } from './backlog';
+import { listDeliveries, retryDelivery, sendTestEvent } from './deliveries';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints';
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
 const tags = ['webhooks'];

@@ -50,3 +50,20 @@ export function decryptSecret(stored: string, key: Buffer, endpointId: number): 
     throw new SecretUnreadable('the signing secret cannot be decrypted with WEBHOOKS_SECRET_KEY (was the key changed?)');
   }
 }
+
+/** The secrets an attempt signs with now: the current one, and the previous one during its day of grace. */
+export function signingSecrets(
+  endpoint: { id: number; secret: string; previousSecret: string | null; previousSecretUntilMs: bigint | null },
+  key: Buffer,
+  now = Date.now(),
+): string[] {
+  const secrets = [decryptSecret(endpoint.secret, key, endpoint.id)];
+  if (endpoint.previousSecret && endpoint.previousSecretUntilMs !== null && Number(endpoint.previousSecretUntilMs) > now) {
+    try {
+      secrets.push(decryptSecret(endpoint.previousSecret, key, endpoint.id));
+    } catch {
+      // A previous secret from before a key change signs nothing; the current one is what counts.
+    }
+  }
+  return secrets;
+}

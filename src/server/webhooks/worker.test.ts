@@ -3,12 +3,13 @@
  * The retry schedule is shrunk (WEBHOOKS_RETRY_BASE_MS = 100) so a backoff takes milliseconds.
  */
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { signIn } from '@test-support/actors';
 import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
+import { newEventId, TEST_EVENT_TYPE } from './outbox';
 import { disableAfterMs, retryWindowMs } from './schedule';
 import { encryptSecret, newSigningSecret } from './secrets';
 import type { Lookup } from './ssrf';
@@ -285,5 +286,62 @@ describe('one endpoint cannot hold up another, and every failure backs off', () 
     // Once the database takes it again, the delivery is written down (sent at least once).
     const [row] = await until(() => deliveries(id), (rows) => rows[0]?.status === 'delivered');
     expect(row!.attempts).toBe(1);
+  });
+});
+
+/** A test event for this endpoint, due at once, as sendTestEvent queues it (with `attempts` made before it). */
+async function queueTestEvent(endpointId: number, attempts = 0): Promise<void> {
+  const now = BigInt(Date.now());
+  await db.webhookDelivery.create({
+    data: { endpointId, eventId: newEventId(), type: TEST_EVENT_TYPE, payload: '{}', attempts, createdAtMs: now, nextAttemptAtMs: now },
+  });
+}
+
+/** Waits on real time only (never on Date.now, which a test here may stop). */
+async function within(timeoutMs: number, done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; !(await done()); waited += 20) {
+    if (waited > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('no wake-up is lost (the poll is long here: what is sent comes from the wake-ups alone)', () => {
+  it('takes an endpoint up again when its lease was given back in the same millisecond as the next look', { timeout: 30_000 }, async () => {
+    const hook = await receiver();
+    const { id } = await endpoint(hook.url);
+    // Every reading of the clock in one millisecond, as on a fast machine: the lease is given back at T and
+    // the worker looks again at T. A lease that ends at T is free at T.
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+    try {
+      const started = worker({ pollMs: 600_000 });
+      await queueTestEvent(id);
+      started.wake();
+      await within(5_000, () => hook.received.length === 1, 'the first event');
+      await within(5_000, async () => (await db.webhookEndpoint.findUniqueOrThrow({ where: { id } })).leaseOwner === null, 'the lease given back');
+      await queueTestEvent(id);
+      started.wake();
+      await within(5_000, () => hook.received.length === 2, 'the event queued after the lease was given back');
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('keeps every retry time it was told: an earlier one does not make it forget a later one', { timeout: 30_000 }, async () => {
+    const [later, sooner] = [await receiver(), await receiver()];
+    later.answer((_, index) => (index === 0 ? { status: 500 } : { status: 204 }));
+    sooner.answer((_, index) => (index === 0 ? { status: 500 } : { status: 204 }));
+    const [laterEndpoint, soonerEndpoint] = [await endpoint(later.url), await endpoint(sooner.url)];
+    const started = worker({ pollMs: 600_000 });
+    // Its sixth attempt fails: the next waits 100 ms × 2^5 = 3.2 s (±20 %).
+    await queueTestEvent(laterEndpoint.id, 5);
+    started.wake();
+    await later.waitFor(1);
+    await until(() => deliveries(laterEndpoint.id), ([row]) => row?.attempts === 6);
+    // Then a first failure elsewhere, retried in 100 ms: the worker's next wake-up is now that one.
+    await queueTestEvent(soonerEndpoint.id);
+    started.wake();
+    await sooner.waitFor(2);
+    // ...and the 3.2 s one still comes, not only at the next poll (ten minutes here).
+    await later.waitFor(2, 10_000);
   });
 });

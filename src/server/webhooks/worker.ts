@@ -5,16 +5,18 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
-import { webhookDeliveries } from '@/server/observability/metrics';
-import { inDeliverySpan } from '@/server/observability/tracing';
 import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
+import { attemptDelivery, type LeasedEndpoint, type PendingDelivery } from './attempt';
+import { leaseFree, takeLease } from './leases';
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
-import { type AttemptResult, DELIVERY_TIMEOUT_MS, sendWebhook, storedText } from './send';
-import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
-import { signingSecrets, sweepOldDeliveries } from './service';
-import { webhookHeaders } from './signing';
+import { recordAttempts } from './record-attempts';
+import { sweepOldDeliveries } from './retention';
+import { retryDelayMs } from './schedule';
+import { drainEndpoint, type Sender } from './sender';
+import { type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
 import type { Lookup, TargetPolicy } from './ssrf';
+import { wakeUps } from './wake-ups';
 
 /**
  * The delivery worker: one per server process, sending the outbox's rows.
@@ -26,8 +28,10 @@ import type { Lookup, TargetPolicy } from './ssrf';
  *   ones (order kept per endpoint). Two instances on one database never send one event at the same time;
  *   if an instance dies, its lease runs out and another (or the restarted one) carries on from the first
  *   delivery not marked sent: at least once overall.
- * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for the next
+ * - **No busy polling.** A commit in this process wakes the worker at once; a timer wakes it for each
  *   retry it knows of; otherwise it looks every WEBHOOKS_POLL_MS (5 s) for what other instances queued.
+ *   The poll is not what sends this process's own events: a wake-up that would only be made good by it is
+ *   a bug (worker.test.ts, "no wake-up is lost").
  * - **Every failure backs off.** A failed attempt waits its retry; a failure of the worker itself while
  *   sending to an endpoint (the database refused to write the attempt down, say) gives the lease back
  *   with a wait on the same exponential schedule, so no instance takes the endpoint up again before it.
@@ -53,37 +57,16 @@ export type WorkerOptions = {
 
 export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
 
-/** Deliveries read per query while draining one endpoint. */
-const BATCH = 100;
-/** Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. */
-const TURN = 200;
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
-/** Deliveries sent and not yet written down, at most: a crash sends these again. */
-const UNWRITTEN_MAX = 20;
-/** How long deliveries answered 2xx may wait to be written down together (see drain). */
-const RECORD_EVERY_MS = 200;
-/** How long a sender keeps an endpoint with nothing to send, waiting for the next event. */
-const LINGER_MS = 250;
-
-type LeasedEndpoint = {
-  id: number;
-  url: string;
-  enabled: boolean;
-  secret: string;
-  previousSecret: string | null;
-  previousSecretUntilMs: bigint | null;
-  failingSinceMs: bigint | null;
-  leaseOwner: string | null;
-};
-
-type PendingDelivery = { id: number; eventId: string; type: string; payload: string; attempts: number; createdAtMs: bigint; nextAttemptAtMs: bigint };
 
 export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   const { log, leaseMs } = options;
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const shutdown = new AbortController();
+  const attemptOptions = { key: options.key, policy: options.policy, lookup: options.lookup, timeoutMs, signal: shutdown.signal };
+  const record = (endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]) => recordAttempts(endpoint, attempted, { retryBaseMs: options.retryBaseMs, log });
   const draining = new Map<number, Promise<void>>();
   /** Endpoints whose attempt in flight has been unanswered for WEBHOOK_SLOW_ATTEMPT_MS: they hold no sender. */
   const slow = new Set<number>();
@@ -92,46 +75,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   let stopping = false;
   let ticking = false;
   let tickAgain = false;
-  let dueTimer: NodeJS.Timeout | undefined;
-  let dueAt = Infinity;
-
-  const leaseFree = (now: number) => ({ OR: [{ leaseUntilMs: null }, { leaseUntilMs: { lt: BigInt(now) } }] });
-
-  /** Wakes the worker at `at` (Unix ms), unless it is to wake earlier already. */
-  function wakeAt(at: number): void {
-    if (stopping || at >= dueAt) return;
-    clearTimeout(dueTimer);
-    dueAt = at;
-    dueTimer = setTimeout(
-      () => {
-        dueAt = Infinity;
-        wake();
-      },
-      Math.max(0, at - Date.now()),
-    );
-    dueTimer.unref();
-  }
-
-  let wakeWaiters: (() => void)[] = [];
-
-  function wake(): void {
-    const waiters = wakeWaiters;
-    wakeWaiters = [];
-    for (const resolve of waiters) resolve();
-    void tick();
-  }
-
-  /** Resolves at the next wake, or after `ms`. */
-  function nextWake(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      timer.unref();
-      wakeWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
+  const { wake, wakeAt, nextWake, clear: forgetWakeTimes } = wakeUps(() => void tick());
 
   /** Leases endpoints that have a delivery due, up to the free senders, and starts draining each. */
   async function tick(): Promise<void> {
@@ -161,11 +105,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
         });
         for (const { id } of candidates) {
           if (stopping) break;
-          const { count } = await db.webhookEndpoint.updateMany({
-            where: { id, enabled: true, ...leaseFree(now) },
-            data: { leaseOwner: owner, leaseUntilMs: BigInt(now + leaseMs) },
-          });
-          if (count === 1) startDraining(id);
+          if (await takeLease(id, owner, now, leaseMs)) startDraining(id);
         }
       } while (tickAgain && !stopping);
     } catch (error) {
@@ -177,7 +117,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   }
 
   function startDraining(endpointId: number): void {
-    const run = drain(endpointId)
+    const run = drainEndpoint(endpointId, sender)
       .then(
         () => {
           workerFailures.delete(endpointId);
@@ -209,149 +149,6 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     return at;
   }
 
-  async function drain(endpointId: number): Promise<void> {
-    let leaseLost = false;
-    const renew = async () => {
-      const { count } = await db.webhookEndpoint.updateMany({
-        where: { id: endpointId, leaseOwner: owner },
-        data: { leaseUntilMs: BigInt(Date.now() + leaseMs) },
-      });
-      if (count === 0) leaseLost = true;
-    };
-    const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
-    heartbeat.unref();
-    // Until when the lease is given back: now (back in line at once), or later after a failure.
-    let releaseAt: number | undefined;
-    // What was sent and answered 2xx is written down while the next batch is read and sent (one write at a
-    // time, in order), gathered up to BATCH deliveries or RECORD_EVERY_MS: under a stream of creates a batch
-    // is often one event, and each write is a commit (on SQLite an fsync that holds the process, as a
-    // create's does). The batches are read past the last one sent, so a delivery not written down yet is not
-    // read again; a crash before the write sends it again (at least once). A failure waits for the writes
-    // before it, so its retry is decided on what is written; so does giving the lease back.
-    let recording: Promise<unknown> = Promise.resolve();
-    let recordFailed: { error: unknown } | undefined;
-    let unrecorded: [PendingDelivery, AttemptResult][] = [];
-    let firstUnrecordedAt = 0;
-    /** Sent and answered, not written down yet (gathered, or being written): what a crash would send again. */
-    let unwritten = 0;
-    const flush = (endpoint: LeasedEndpoint) => {
-      if (unrecorded.length === 0) return;
-      const lot = unrecorded;
-      unrecorded = [];
-      recording = recording
-        .then(async () => {
-          if (recordFailed) return;
-          await record(endpoint, lot);
-          unwritten -= lot.length;
-        })
-        .catch((error: unknown) => (recordFailed ??= { error }));
-    };
-    let lastEndpoint: LeasedEndpoint | undefined;
-    const recorded = async () => {
-      if (lastEndpoint) flush(lastEndpoint);
-      await recording;
-      if (recordFailed) throw recordFailed.error;
-    };
-    const sendTurn = async () => {
-      let sent = 0;
-      let lingered = false;
-      let after = 0;
-      while (!stopping && !leaseLost && sent < TURN) {
-        if (recordFailed) throw recordFailed.error;
-        const [endpoint, batch]: [LeasedEndpoint | null, PendingDelivery[]] = await Promise.all([
-          db.webhookEndpoint.findUnique({
-            where: { id: endpointId },
-            select: { id: true, url: true, enabled: true, secret: true, previousSecret: true, previousSecretUntilMs: true, failingSinceMs: true, leaseOwner: true },
-          }),
-          db.webhookDelivery.findMany({
-            where: { endpointId, status: 'pending', id: { gt: after } },
-            orderBy: { id: 'asc' },
-            take: BATCH,
-            select: { id: true, eventId: true, type: true, payload: true, attempts: true, createdAtMs: true, nextAttemptAtMs: true },
-          }),
-        ]);
-        if (!endpoint?.enabled || endpoint.leaseOwner !== owner) return;
-        lastEndpoint = endpoint;
-        if (batch.length === 0) {
-          // Under a steady stream the next event is a moment away: wait for it with the lease held,
-          // instead of giving the lease back and taking it again for every event.
-          if (lingered) return;
-          lingered = true;
-          await nextWake(LINGER_MS);
-          continue;
-        }
-        lingered = false;
-        // Sent one after another, oldest first, up to the first failure; written down together (one commit
-        // for the lot). A crash before that write sends them again: at least once.
-        const attempted: [PendingDelivery, AttemptResult][] = [];
-        let notDue: PendingDelivery | undefined;
-        let wentSlow = false;
-        let tried = 0;
-        for (const delivery of batch) {
-          if (stopping || leaseLost) break;
-          if (Number(delivery.nextAttemptAtMs) > Date.now()) {
-            notDue = delivery;
-            break;
-          }
-          // At most UNWRITTEN_MAX sent and not written down, as before this pipelining: after a crash, at
-          // most that many arrive twice.
-          if (unwritten >= UNWRITTEN_MAX) {
-            if (attempted.length > 0) {
-              if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
-              unrecorded.push(...attempted.splice(0));
-            }
-            flush(endpoint);
-            await recording;
-            if (recordFailed) break;
-          }
-          const { result, slow: answeredSlowly } = await attemptTimed(endpoint, delivery);
-          if (result.aborted) break;
-          attempted.push([delivery, result]);
-          unwritten++;
-          tried++;
-          sent++;
-          after = delivery.id;
-          wentSlow = answeredSlowly;
-          if (!result.ok || wentSlow) break;
-        }
-        const allAnswered = attempted.every(([, result]) => result.ok);
-        if (!allAnswered || notDue) {
-          await recorded();
-          const waitsUntil = await record(endpoint, attempted);
-          unwritten -= attempted.length;
-          const head = waitsUntil ?? (notDue && { id: notDue.id, nextAttemptAtMs: notDue.nextAttemptAtMs });
-          if (head) {
-            await holdBackNewer(endpointId, head);
-            return;
-          }
-        } else if (attempted.length > 0) {
-          if (unrecorded.length === 0) firstUnrecordedAt = Date.now();
-          unrecorded.push(...attempted);
-          if (unrecorded.length >= BATCH || Date.now() - firstUnrecordedAt >= RECORD_EVERY_MS) flush(endpoint);
-        }
-        // A slow endpoint gives its sender up after each answer: back in line behind the others.
-        if (tried < batch.length || wentSlow) return;
-      }
-    };
-    try {
-      await sendTurn();
-      await recorded();
-    } catch (error) {
-      if (lastEndpoint) flush(lastEndpoint);
-      await recording;
-      releaseAt = backOffAfterFailure(endpointId);
-      throw error;
-    } finally {
-      clearInterval(heartbeat);
-      // Back in line: expired at once, and ordered as served just now; after a failure, free only once its
-      // wait is over, for every instance. (If this write fails too, the lease runs out by itself.)
-      const leaseUntilMs = BigInt(releaseAt ?? Date.now());
-      await db.webhookEndpoint
-        .updateMany({ where: { id: endpointId, leaseOwner: owner }, data: { leaseOwner: null, leaseUntilMs } })
-        .catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: releasing a lease failed'));
-    }
-  }
-
   /** An attempt, and whether it went unanswered past WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free). */
   async function attemptTimed(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<{ result: AttemptResult; slow: boolean }> {
     let wentSlow = false;
@@ -362,132 +159,14 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     }, WEBHOOK_SLOW_ATTEMPT_MS);
     timer.unref();
     try {
-      return { result: await attempt(endpoint, delivery), slow: wentSlow };
+      return { result: await attemptDelivery(endpoint, delivery, attemptOptions), slow: wentSlow };
     } finally {
       clearTimeout(timer);
       slow.delete(endpoint.id);
     }
   }
 
-  /**
-   * The oldest waiting delivery is not due yet: the newer ones wait with it, so they are not picked up
-   * before it (order per endpoint), and the worker wakes when it is due.
-   */
-  async function holdBackNewer(endpointId: number, head: { id: number; nextAttemptAtMs: bigint }): Promise<void> {
-    await db.webhookDelivery.updateMany({
-      where: { endpointId, status: 'pending', id: { gt: head.id }, nextAttemptAtMs: { lt: head.nextAttemptAtMs } },
-      data: { nextAttemptAtMs: head.nextAttemptAtMs },
-    });
-    wakeAt(Number(head.nextAttemptAtMs));
-  }
-
-  async function attempt(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<AttemptResult> {
-    let secrets: string[];
-    try {
-      secrets = signingSecrets(endpoint, options.key);
-    } catch (error) {
-      return { ok: false, status: null, error: (error as Error).message, response: null, aborted: false };
-    }
-    const timestamp = Math.floor(Date.now() / 1000);
-    const attempt = { endpointId: endpoint.id, deliveryId: delivery.id, eventId: delivery.eventId, eventType: delivery.type, attempt: delivery.attempts + 1, url: endpoint.url };
-    // With tracing on, the attempt is a span and the receiver gets its `traceparent` (observability/tracing.ts).
-    return inDeliverySpan(attempt, (traceHeaders) =>
-      sendWebhook({
-        url: endpoint.url,
-        body: delivery.payload,
-        headers: { ...webhookHeaders(secrets, delivery.eventId, timestamp, delivery.payload), ...traceHeaders },
-        policy: options.policy,
-        lookup: options.lookup,
-        timeoutMs,
-        signal: shutdown.signal,
-      }),
-    );
-  }
-
-  /**
-   * Writes the attempts down in one transaction. Only the last can have failed; resolves to the delivery
-   * that now waits for a retry (and when), or null.
-   */
-  async function record(endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]): Promise<{ id: number; nextAttemptAtMs: bigint } | null> {
-    if (attempted.length === 0) return null;
-    const now = Date.now();
-    const writes = attempted.map(([delivery, result]) => {
-      const last = {
-        attempts: delivery.attempts + 1,
-        lastAttemptAtMs: BigInt(now),
-        lastStatus: result.status,
-        lastError: result.error === null ? null : storedText(result.error),
-        lastResponse: result.response === null ? null : storedText(result.response),
-      };
-      return { delivery, result, last };
-    });
-    const [failed] = writes.filter(({ result }) => !result.ok);
-    let retry: { id: number; nextAttemptAtMs: bigint } | null = null;
-    let giveUp = false;
-    let disable = false;
-    const endpointChange: { failingSinceMs?: bigint | null; enabled?: boolean; disabledReason?: string } = {};
-    if (failed) {
-      giveUp = now - Number(failed.delivery.createdAtMs) >= retryWindowMs(options.retryBaseMs);
-      if (!giveUp) retry = { id: failed.delivery.id, nextAttemptAtMs: BigInt(now + retryDelayMs(failed.last.attempts, options.retryBaseMs)) };
-      if (endpoint.failingSinceMs === null) endpointChange.failingSinceMs = BigInt(now);
-      else if (now - Number(endpoint.failingSinceMs) >= disableAfterMs(options.retryBaseMs)) {
-        disable = true;
-        endpointChange.enabled = false;
-        endpointChange.disabledReason = `disabled by the server: every attempt since ${new Date(Number(endpoint.failingSinceMs)).toISOString()} failed`;
-      }
-    } else if (endpoint.failingSinceMs !== null) {
-      endpointChange.failingSinceMs = null;
-    }
-    // One statement for the deliveries answered alike (a receiver answers most the same: 204, no body),
-    // their attempts counted up in place; the failed one by itself.
-    const alike = new Map<string, { ids: number[]; last: Omit<(typeof writes)[number]['last'], 'attempts'> }>();
-    for (const { delivery, result, last } of writes) {
-      if (!result.ok) continue;
-      const { attempts: _attempts, ...rest } = last;
-      const key = JSON.stringify([rest.lastStatus, rest.lastResponse]);
-      const group = alike.get(key) ?? alike.set(key, { ids: [], last: rest }).get(key)!;
-      group.ids.push(delivery.id);
-    }
-    await db.$transaction([
-      ...[...alike.values()].map(({ ids, last }) =>
-        db.webhookDelivery.updateMany({
-          where: { id: { in: ids } },
-          data: { ...last, attempts: { increment: 1 }, status: 'delivered', deliveredAtMs: BigInt(now) },
-        }),
-      ),
-      ...(failed
-        ? [
-            db.webhookDelivery.updateMany({
-              where: { id: failed.delivery.id },
-              data: { ...failed.last, ...(giveUp ? { status: 'failed' } : { nextAttemptAtMs: retry!.nextAttemptAtMs }) },
-            }),
-          ]
-        : []),
-      ...(Object.keys(endpointChange).length > 0 ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: endpointChange })] : []),
-    ]);
-    for (const { result } of writes) webhookDeliveries.labels(result.ok ? 'delivered' : giveUp ? 'failed' : 'retrying').inc();
-    if (endpointChange.failingSinceMs !== undefined) endpoint.failingSinceMs = endpointChange.failingSinceMs;
-    if (failed) {
-      const { delivery, result, last } = failed;
-      log.warn(
-        {
-          endpointId: endpoint.id,
-          deliveryId: delivery.id,
-          type: delivery.type,
-          attempt: last.attempts,
-          status: result.status,
-          error: result.error,
-          ...(giveUp ? { gaveUp: true } : { retryInMs: Number(retry!.nextAttemptAtMs) - now }),
-        },
-        'webhook delivery failed',
-      );
-    }
-    if (disable) {
-      endpoint.enabled = false;
-      log.warn({ endpointId: endpoint.id, failingSince: new Date(Number(endpoint.failingSinceMs)).toISOString() }, 'webhook endpoint disabled: failing for too long');
-    }
-    return retry;
-  }
+  const sender: Sender = { owner, leaseMs, log, stopping: () => stopping, nextWake, wakeAt, attempt: attemptTimed, record, backOffAfterFailure };
 
   const unsubscribe = onDeliveriesQueued(wake);
   /** Also learns whether any endpoint is enabled, so commits wake this worker only when one is. */
@@ -514,7 +193,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       unsubscribe();
       clearInterval(poll);
       clearInterval(sweeper);
-      clearTimeout(dueTimer);
+      forgetWakeTimes();
       wake();
       const inFlight = Promise.all(draining.values());
       // Attempts in flight end within their timeout; past that (and a margin) they are cut short.

@@ -1,0 +1,68 @@
+import 'server-only';
+
+import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
+import { AppError } from '@/shared/errors';
+import type { WebhookDelivery } from '@/shared/webhooks';
+
+import { deliveryColumns, toDelivery } from './delivery-rows';
+import { noEndpoint } from './endpoints';
+import { deliveriesQueued, eventPayload, newEventId, TEST_EVENT_MESSAGE, TEST_EVENT_TYPE } from './outbox';
+
+/** What an admin does with deliveries: a test event, the delivery log page by page, "retry now". */
+
+/** Sends a `webhook.test` event to this endpoint only, in its turn after what is already waiting for it. */
+export async function sendTestEvent(id: number): Promise<WebhookDelivery> {
+  const now = Date.now();
+  try {
+    const row = await db.webhookDelivery.create({
+      data: {
+        endpointId: id,
+        eventId: newEventId(),
+        type: TEST_EVENT_TYPE,
+        payload: eventPayload(TEST_EVENT_TYPE, { endpointId: id, message: TEST_EVENT_MESSAGE }, new Date(now)),
+        createdAtMs: BigInt(now),
+        nextAttemptAtMs: BigInt(now),
+      },
+      select: deliveryColumns,
+    });
+    deliveriesQueued();
+    return toDelivery(row);
+  } catch (error) {
+    // The endpoint does not exist (the foreign key refuses the row).
+    if (isForeignKeyViolation(error)) throw noEndpoint(id);
+    throw error;
+  }
+}
+
+export type DeliveryPage = { deliveries: WebhookDelivery[]; nextBefore: number | null };
+
+/** An endpoint's delivery log, newest first, paged by id. */
+export async function listDeliveries(input: { id: number; limit: number; before?: number; status?: string }): Promise<DeliveryPage> {
+  const rows = await db.webhookDelivery.findMany({
+    where: { endpointId: input.id, ...(input.status ? { status: input.status } : {}), ...(input.before === undefined ? {} : { id: { lt: input.before } }) },
+    orderBy: { id: 'desc' },
+    take: input.limit + 1,
+    select: deliveryColumns,
+  });
+  // A delivery row exists only for an existing endpoint (deleting one deletes its deliveries), so only an
+  // empty page needs to ask whether the endpoint is there.
+  if (rows.length === 0 && !(await db.webhookEndpoint.findUnique({ where: { id: input.id }, select: { id: true } }))) throw noEndpoint(input.id);
+  const deliveries = rows.slice(0, input.limit).map(toDelivery);
+  return { deliveries, nextBefore: rows.length > input.limit ? deliveries[deliveries.length - 1]!.id : null };
+}
+
+/**
+ * "Retry now": the delivery is due at once. A failed one gets one more attempt (its 24 hours are over);
+ * a delivered one is sent again. It still goes after older deliveries waiting for the same endpoint.
+ */
+export async function retryDelivery(id: number): Promise<WebhookDelivery> {
+  let row;
+  try {
+    row = await db.webhookDelivery.update({ where: { id }, data: { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) }, select: deliveryColumns });
+  } catch (error) {
+    if (isRecordMissing(error)) throw new AppError('webhookDeliveryNotFound', `no webhook delivery with id ${id}`, 'id');
+    throw error;
+  }
+  deliveriesQueued();
+  return toDelivery(row);
+}
