@@ -1,5 +1,7 @@
 import type { Page } from '@playwright/test';
 
+import { errorCatalog } from '@/shared/errors';
+import { WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 import { cliToken, expect, type Rest, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 import { expectWithinWidth, seriousViolations } from '@test-support/browser-checks';
 import { parseLossless } from '@test-support/http-client';
@@ -244,7 +246,7 @@ test.describe('webhooks (admins)', () => {
     const plantId = uniqueId();
     // More than the 4 KiB the server reads, with markup and a right-to-left override near the start.
     const answer = `<img src=x onerror=alert(1)><b>down</b> \u202Egnp.exe ${'z'.repeat(5000)}`;
-    const kept = Buffer.from(answer, 'utf8').subarray(0, 4096).toString('utf8');
+    const kept = Buffer.from(answer, 'utf8').subarray(0, WEBHOOK_RESPONSE_MAX_BYTES).toString('utf8');
     let failing = true;
     // Only this plant's event fails: the others' (from other tests) go through and hold nothing back.
     receiver.answer((request) => (failing && eventOf(request).plantId === plantId.toString() ? { status: 500, body: answer, headers: { 'content-type': 'text/html' } } : { status: 200 }));
@@ -345,14 +347,15 @@ test.describe('webhooks (admins)', () => {
 
     // A server without WEBHOOKS_SECRET_KEY answers 503 / 50301: the dialog says so as a notice. (This suite's
     // server has a key, so the real answer is rewritten into that one.)
+    const { status, value } = errorCatalog.webhooksNotConfigured;
     await page.route('**/api/trpc/webhooks.create**', async (route) => {
       const response = await route.fetch();
       const batch = (await response.json()) as { error: { json: { message: string; data: Record<string, unknown> } } }[];
       const error = batch[0]!.error.json;
       error.message = 'webhooks are off on this server: set WEBHOOKS_SECRET_KEY (32 random bytes, e.g. `openssl rand -base64 32`) and restart it';
-      error.data = { ...error.data, code: 'SERVICE_UNAVAILABLE', httpStatus: 503, error: 50301 };
+      error.data = { ...error.data, code: 'SERVICE_UNAVAILABLE', httpStatus: status, error: value };
       delete error.data.field;
-      await route.fulfill({ response, status: 503, json: batch });
+      await route.fulfill({ response, status, json: batch });
     });
     await url.fill('https://hooks.example.com/plants');
     await dialog.getByRole('button', { name: 'Add endpoint' }).click();

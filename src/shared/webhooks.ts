@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
+import { kib, WEBHOOK_RESPONSE_MAX_BYTES } from './limits';
 import { pageLimit } from './query-values';
 
 /**
@@ -137,8 +138,8 @@ export const webhookDeliverySchema = z
     lastAttemptAt: isoTime.nullable(),
     lastStatus: int32(0, 999).nullable().meta({ description: 'The HTTP status of the last attempt; null when no answer came' }),
     lastError: z.string().max(LAST_ERROR_MAX_LENGTH).nullable().meta({ description: 'What went wrong on the last attempt' }),
-    // 4 KiB of UTF-8 decode to at most 4,096 characters.
-    lastResponse: z.string().max(4096).nullable().meta({ description: "At most 4 KiB of the receiver's last answer, as text: show it escaped" }),
+    // N bytes of UTF-8 decode to at most N characters.
+    lastResponse: z.string().max(WEBHOOK_RESPONSE_MAX_BYTES).nullable().meta({ description: `At most ${kib(WEBHOOK_RESPONSE_MAX_BYTES)} of the receiver's last answer, as text: show it escaped` }),
     deliveredAt: isoTime.nullable(),
   })
   .meta({ id: 'WebhookDelivery' });

@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { db } from '@/server/db/client';
+import { kib, WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
@@ -160,7 +161,7 @@ describe('the delivery worker', () => {
     for (const { id } of endpoints) expect((await deliveries(id)).every((row) => row.status === 'delivered' && row.attempts === 1)).toBe(true);
   });
 
-  it('does not follow redirects, and keeps at most 4 KiB of an answer', async () => {
+  it(`does not follow redirects, and keeps at most ${kib(WEBHOOK_RESPONSE_MAX_BYTES)} of an answer`, async () => {
     const [hook, internal] = [await receiver(), await receiver()];
     hook.answer((_, index) =>
       index === 0 ? { status: 302, headers: { Location: internal.url } } : index === 1 ? { status: 500, body: 'x'.repeat(1024 * 1024) } : { status: 200, body: 'y'.repeat(64 * 1024) },
@@ -172,7 +173,7 @@ describe('the delivery worker', () => {
     const [row] = await until(() => deliveries(id), (rows) => rows[0]?.status === 'delivered');
     expect(internal.received).toEqual([]);
     expect(row).toMatchObject({ attempts: 3, lastStatus: 200 });
-    expect(row!.lastResponse!.length).toBeLessThanOrEqual(4096);
+    expect(row!.lastResponse!.length).toBeLessThanOrEqual(WEBHOOK_RESPONSE_MAX_BYTES);
     expect(row!.lastResponse).toMatch(/^y+$/);
     const failures = logged.filter((line) => line.message === 'webhook delivery failed').map((line) => line.entry.error);
     expect(failures.slice(-2)).toEqual(['answered 302: redirects are not followed', 'answered 500']);
