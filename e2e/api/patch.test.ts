@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { errorCatalog } from '@/shared/errors';
 import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 import { trpcCall, trpcData } from '@test-support/trpc-client';
 
@@ -52,23 +53,23 @@ describe('PATCH /api/plants/{id}', () => {
 
   it('refuses an empty patch, the id, any other field and a bad value, naming each (400)', async () => {
     const id = await created(member.token);
-    expectError(await patch(member.token, id, '{}'), 400, 40020, /changes nothing/);
-    expectError(await patch(member.token, id, `{"id": ${id + 1n}, "name": "x"}`), 400, 40005, '"id"');
-    expectError(await patch(member.token, id, '{"name": "x", "ownerId": 1}'), 400, 40005, '"ownerId"');
-    expectError(await patch(member.token, id, '{"name": null}'), 400, 40003, 'name');
-    expectError(await patch(member.token, id, '{"name": ""}'), 400, 40004, 'name');
-    expectError(await patch(member.token, id, '{"name": "\\u200b"}'), 400, 40004, 'visible');
-    expectError(await patch(member.token, id, `{"name": ${JSON.stringify('x'.repeat(201))}}`), 400, 40004, '200');
-    expectError(await patch(member.token, id, '{"tag": ""}'), 400, 40004, 'tag');
-    expectError(await patch(member.token, id, '{"tag": 7}'), 400, 40003, 'tag');
-    expectError(await patch(member.token, id, '{"tag": "a\\u0007"}'), 400, 40004, 'control');
-    expectError(await patch(member.token, id, '{"name": "a", "name": "b"}'), 400, 40000);
-    expectError(await patch(member.token, id, '[]'), 400, 40001);
-    expectError(await patch(member.token, id, 'not json'), 400, 40000);
-    expectError(await patch(member.token, id, '{"name": "x"}', 'text/plain'), 415, 41500, 'merge-patch');
-    expectError(await patch(member.token, id, '{"name": "x"}', null), 415, 41500);
-    expectError(await patch(member.token, 'abc', '{"name": "x"}'), 400, 40008, 'id');
-    expectError(await patch(member.token, '9223372036854775808', '{"name": "x"}'), 400, 40008, 'id');
+    expectError(await patch(member.token, id, '{}'), 'emptyPatch', /changes nothing/);
+    expectError(await patch(member.token, id, `{"id": ${id + 1n}, "name": "x"}`), 'unknownField', '"id"');
+    expectError(await patch(member.token, id, '{"name": "x", "ownerId": 1}'), 'unknownField', '"ownerId"');
+    expectError(await patch(member.token, id, '{"name": null}'), 'wrongType', 'name');
+    expectError(await patch(member.token, id, '{"name": ""}'), 'invalidValue', 'name');
+    expectError(await patch(member.token, id, '{"name": "\\u200b"}'), 'invalidValue', 'visible');
+    expectError(await patch(member.token, id, `{"name": ${JSON.stringify('x'.repeat(201))}}`), 'invalidValue', '200');
+    expectError(await patch(member.token, id, '{"tag": ""}'), 'invalidValue', 'tag');
+    expectError(await patch(member.token, id, '{"tag": 7}'), 'wrongType', 'tag');
+    expectError(await patch(member.token, id, '{"tag": "a\\u0007"}'), 'invalidValue', 'control');
+    expectError(await patch(member.token, id, '{"name": "a", "name": "b"}'), 'invalidJson');
+    expectError(await patch(member.token, id, '[]'), 'bodyNotObject');
+    expectError(await patch(member.token, id, 'not json'), 'invalidJson');
+    expectError(await patch(member.token, id, '{"name": "x"}', 'text/plain'), 'unsupportedMediaType', 'merge-patch');
+    expectError(await patch(member.token, id, '{"name": "x"}', null), 'unsupportedMediaType');
+    expectError(await patch(member.token, 'abc', '{"name": "x"}'), 'invalidPathParameter', 'id');
+    expectError(await patch(member.token, '9223372036854775808', '{"name": "x"}'), 'invalidPathParameter', 'id');
     // Nothing changed through all of that.
     expect((await server.client(member.token).get(`/api/plants?after=${id - 1n}&limit=1`)).json).toEqual([{ id, name: 'Fern' }]);
   });
@@ -77,15 +78,15 @@ describe('PATCH /api/plants/{id}', () => {
     const id = await created(member.token, 'Mine');
     const theirs = await patch(other.token, id, '{"name": "taken over"}');
     const missing = await patch(other.token, nextId(), '{"name": "nothing"}');
-    expectError(theirs, 404, 40401);
-    expectError(missing, 404, 40401);
+    expectError(theirs, 'plantNotFound');
+    expectError(missing, 'plantNotFound');
     expect(theirs.json.message.replace(/\d+/, 'N')).toBe(missing.json.message.replace(/\d+/, 'N'));
     expectStatus(await patch(server.adminToken, id, '{"tag": "checked"}'), 200);
     expect((await server.client(member.token).get(`/api/plants?after=${id - 1n}&limit=1`)).json).toEqual([{ id, name: 'Mine', tag: 'checked' }]);
   });
 
   it('needs a token (401) before it reads the body', async () => {
-    expectError(await server.anonymous.request('PATCH', '/api/plants/1', { body: 'not even json', contentType: MERGE_PATCH }), 401, 40100);
+    expectError(await server.anonymous.request('PATCH', '/api/plants/1', { body: 'not even json', contentType: MERGE_PATCH }), 'missingToken');
   });
 
   it('works the same on the tRPC door', async () => {
@@ -96,9 +97,9 @@ describe('PATCH /api/plants/{id}', () => {
     expect(trpcData(ok)).toEqual({ id, name: 'Fern', tag: 'trpc' });
     const empty = await call({ id });
     expect(empty.status).toBe(400);
-    expect(empty.body.error.json.data.error).toBe(40020);
+    expect(empty.body.error.json.data.error).toBe(errorCatalog.emptyPatch.value);
     const invisible = await call({ id, name: '\u3164' });
     expect(invisible.status).toBe(400);
-    expect(invisible.body.error.json.data.error).toBe(40004);
+    expect(invisible.body.error.json.data.error).toBe(errorCatalog.invalidValue.value);
   });
 });

@@ -39,8 +39,8 @@ describe('webhook endpoints over REST', () => {
   it('are managed by admins: register (secret shown once), list, change, test, delete; members get 403', async () => {
     const hook = await receiver();
     const member = server.client((await server.createToken('hooks-member')).token);
-    expectError(await member.get('/api/webhooks/endpoints'), 403, 40300);
-    expectError(await member.post('/api/webhooks/endpoints', JSON.stringify({ url: hook.url, events: ['plant.created'] })), 403, 40300);
+    expectError(await member.get('/api/webhooks/endpoints'), 'forbidden');
+    expectError(await member.post('/api/webhooks/endpoints', JSON.stringify({ url: hook.url, events: ['plant.created'] })), 'forbidden');
 
     const created = await server.admin.post('/api/webhooks/endpoints', JSON.stringify({ url: hook.url, events: ['plant.created'], description: 'receiver' }));
     expectStatus(created, 200);
@@ -64,9 +64,9 @@ describe('webhook endpoints over REST', () => {
     expect(new Webhook(created.json.secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test', data: { endpointId: Number(id) } });
 
     expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
-    expectError(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 404, 40403);
-    expectError(await server.admin.get('/api/webhooks/endpoints/abc'), 400, 40008);
-    expectError(await server.admin.post('/api/webhooks/deliveries/999999/retry', '{}'), 404, 40404);
+    expectError(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 'webhookEndpointNotFound');
+    expectError(await server.admin.get('/api/webhooks/endpoints/abc'), 'invalidPathParameter');
+    expectError(await server.admin.post('/api/webhooks/deliveries/999999/retry', '{}'), 'webhookDeliveryNotFound');
   });
 });
 
@@ -197,17 +197,17 @@ describe('operations that declare no request body (rotate-secret, test, retry)',
     expectStatus(rotated, 200);
     expect(rotated.json.secret).toMatch(/^whsec_/);
     // Reaching the procedure: the delivery does not exist.
-    expectError(await server.admin.request('POST', '/api/webhooks/deliveries/999999/retry'), 404, 40404);
+    expectError(await server.admin.request('POST', '/api/webhooks/deliveries/999999/retry'), 'webhookDeliveryNotFound');
     expectStatus(await server.admin.delete(`/api/webhooks/endpoints/${id}`), 204);
   });
 
   it('refuse a body with content as a JSON body is refused, and any member of it by name', async () => {
     const test = '/api/webhooks/endpoints/1/test';
-    expectError(await server.admin.post(test, '{"note": "hello", "id": 2}'), 400, 40005, /"note", "id".*takes no body/);
-    expectError(await server.admin.post(test, '[]'), 400, 40001);
-    expectError(await server.admin.post(test, 'hello'), 400, 40000);
-    expectError(await server.admin.post(test, 'hello', { contentType: 'text/plain' }), 415, 41500);
-    expectError(await server.admin.post('/api/webhooks/deliveries/1/retry', JSON.stringify({ ['x'.repeat(5000)]: 1 })), 400, 40005, /takes no body/);
+    expectError(await server.admin.post(test, '{"note": "hello", "id": 2}'), 'unknownField', /"note", "id".*takes no body/);
+    expectError(await server.admin.post(test, '[]'), 'bodyNotObject');
+    expectError(await server.admin.post(test, 'hello'), 'invalidJson');
+    expectError(await server.admin.post(test, 'hello', { contentType: 'text/plain' }), 'unsupportedMediaType');
+    expectError(await server.admin.post('/api/webhooks/deliveries/1/retry', JSON.stringify({ ['x'.repeat(5000)]: 1 })), 'unknownField', /takes no body/);
   });
 });
 
@@ -227,12 +227,12 @@ describe('the SSRF guard, with WEBHOOKS_ALLOW_HTTP and WEBHOOKS_ALLOW_PRIVATE un
       'https://user:secret@93.184.215.14/',
       'https://93.184.215.14:25/',
     ]) {
-      expectError(await strict.admin.post('/api/webhooks/endpoints', JSON.stringify({ url, events: ['plant.created'] })), 400, 40013);
+      expectError(await strict.admin.post('/api/webhooks/endpoints', JSON.stringify({ url, events: ['plant.created'] })), 'webhookUrlNotAllowed');
     }
   });
 
   it('answers 503 for an allowed URL while webhooks are off', async () => {
-    expectError(await strict.admin.post('/api/webhooks/endpoints', JSON.stringify({ url: 'https://93.184.215.14/hook', events: ['plant.created'] })), 503, 50301, 'WEBHOOKS_SECRET_KEY');
+    expectError(await strict.admin.post('/api/webhooks/endpoints', JSON.stringify({ url: 'https://93.184.215.14/hook', events: ['plant.created'] })), 'webhooksNotConfigured', 'WEBHOOKS_SECRET_KEY');
     expect((await strict.admin.get('/api/webhooks/endpoints')).json).toEqual([]);
   });
 });
