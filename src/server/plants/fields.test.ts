@@ -6,7 +6,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
 import { eventPayload } from '@/server/webhooks/outbox';
-import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, plantFields, type PlantFieldName } from '@/shared/plants';
+import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, plantFields, type PlantFieldName, type StoredFields, toPlant } from '@/shared/plants';
 import { latestWebhookOutboxMigration, webhookPayloadMembers } from '@/tooling/plant-event-sql';
 import { signIn } from '@test-support/actors';
 
@@ -31,9 +31,26 @@ const withEveryField = (id: bigint, suffix = ''): Plant => ({ id, ...Object.from
 const ANSWER_KEYS = ['id', ...PLANT_FIELD_NAMES];
 
 describe('the declared plant fields', () => {
-  it('are columns of Plant and of PlantTombstone (what undo keeps)', () => {
+  it('are columns of Plant, of PlantTombstone (what undo keeps) and of PlantChange (the live feed\'s log)', () => {
     expect(Object.keys(Prisma.PlantScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
     expect(Object.keys(Prisma.PlantTombstoneScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
+    expect(Object.keys(Prisma.PlantChangeScalarFieldEnum)).toEqual(expect.arrayContaining(PLANT_FIELD_NAMES));
+  });
+
+  it("are what the live feed's log holds of a create and an update (SQLite's triggers, live), as the feed's events carry them", async () => {
+    const { caller } = await signIn('fields-live');
+    const plant = withEveryField(7_201n);
+    await caller.plants.create(plant);
+    const changed = withEveryField(7_201n, ' II');
+    const { id, ...patch } = changed;
+    await caller.plants.update({ id, ...patch });
+    const logged = await db.plantChange.findMany({ where: { plantId: id }, orderBy: { seq: 'asc' } });
+    const stored = (row: Record<string, unknown>) => Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, row[field]]));
+    expect(logged.map((row) => [row.kind, stored(row)])).toEqual([
+      ['created', stored(plant)],
+      ['updated', stored(changed)],
+    ]);
+    expect(toPlant({ id, ...(stored(logged[1]!) as StoredFields) })).toEqual(changed);
   });
 
   it('are carried through create, list, page, patch, export, delete with undo and restore, in order', async () => {

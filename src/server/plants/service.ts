@@ -14,9 +14,10 @@ import {
   type PlantFieldName,
   type PlantFilters,
   type PlantPatch,
+  toPlant,
 } from '@/shared/plants';
 
-import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toPlant, toRow, whereOf } from './query';
+import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScopeWhere } from './scope';
 

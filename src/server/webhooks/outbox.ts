@@ -27,7 +27,7 @@ export function newEventId(): string {
 
 /**
  * `{"type":…,"timestamp":…,"data":…}`, with bigint ids written exactly: what the triggers write too. A plant
- * event's `data` is the plant as answered (plants/query.ts `toPlant`: id, then the fields declared in
+ * event's `data` is the plant as answered (shared/plants.ts `toPlant`: id, then the fields declared in
  * shared/plants.ts); plants/fields.test.ts holds both engines' triggers to this, byte for byte on SQLite.
  */
 export function eventPayload(type: string, data: unknown, at: Date): string {

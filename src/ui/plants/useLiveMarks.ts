@@ -2,16 +2,16 @@
 
 import { useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 
-import type { PlantRow } from '@/shared/plants';
+import { type PlantRow, type StoredFields, toPlant } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 /**
  * The live feed (plants.changes, tRPC's SSE subscription) as marks on the table: a row changed or deleted
- * under the person is marked where it stands, with its new name and tag; nothing moves until they ask
+ * under the person is marked where it stands, with its new fields; nothing moves until they ask
  * (Refresh). Changes elsewhere (new plants, rows on other pages) are counted for the banner. This tab's own
  * changes come back through the feed too, and are not news: `ownChange` says which ids to skip for a moment.
  */
-export type LiveMark = { kind: 'created' | 'updated' | 'deleted'; name?: string; tag?: string | null };
+export type LiveMark = { kind: 'deleted' } | { kind: 'created' | 'updated'; fields: StoredFields };
 
 const OWN_CHANGE_MS = 10_000;
 
@@ -39,7 +39,8 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
       const ownAt = own.current.get(id);
       if (ownAt !== undefined && Date.now() - ownAt < OWN_CHANGE_MS) return;
       if (shown.current.has(id)) {
-        const mark: LiveMark = event.kind === 'deleted' ? { kind: 'deleted' } : { kind: event.kind, name: event.name, tag: event.tag };
+        const { kind, id: _id, ...fields } = event;
+        const mark: LiveMark = kind === 'deleted' ? { kind } : { kind, fields: fields as StoredFields };
         setMarks((current) => new Map(current).set(id, mark));
       } else {
         setElsewhere((count) => count + 1);
@@ -59,14 +60,14 @@ export function useLiveMarks(rows: readonly PlantRow[]) {
     setResync(false);
   }, []);
 
-  /** The rows as shown: a changed row with its new name and tag, in its old place. */
+  /** The rows as shown: a changed row with its new fields (the owner and creation time stay), in its old place. */
   const overlaid = useMemo(
     () =>
       rows.map((row) => {
         const mark = marks.get(row.id.toString());
-        if (!mark || mark.kind === 'deleted' || mark.name === undefined) return row;
-        const { tag: _tag, ...rest } = row;
-        return { ...rest, name: mark.name, ...(mark.tag === null || mark.tag === undefined ? {} : { tag: mark.tag }) };
+        if (!mark || mark.kind === 'deleted') return row;
+        const { owner, createdAt } = row;
+        return { ...toPlant({ id: row.id, ...mark.fields }), ...(owner === undefined ? {} : { owner }), ...(createdAt === undefined ? {} : { createdAt }) };
       }),
     [rows, marks],
   );

@@ -3,6 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
+import { PLANT_FIELD_NAMES, type PlantFieldName, type StoredFields } from '@/shared/plants';
 import { MAX_STREAMS, MAX_STREAMS_PER_TOKEN } from '@/shared/limits';
 
 import { onPlantsCommitted } from '../events';
@@ -35,11 +36,14 @@ const SWEEP_EVERY_MS = 60_000;
 export type PlantChangeEvent =
   /** First on a new stream: from here on every change arrives (the client may start listening from it). */
   | { kind: 'live' }
-  | { kind: 'created' | 'updated'; id: bigint; name: string; tag: string | null }
+  /** The plant as its columns now hold it: the declared fields (shared/plants.ts), an optional one null when removed. */
+  | ({ kind: 'created' | 'updated'; id: bigint } & StoredFields)
   | { kind: 'deleted'; id: bigint }
   | { kind: 'resync' };
 
-type LogRow = { seq: number; plantId: bigint; ownerId: number; kind: string; name: string | null; tag: string | null };
+/** A log row: the change, and the declared fields as they were written (NULL in a deletion's row). */
+type LogRow = { seq: number; plantId: bigint; ownerId: number; kind: string } & { [Field in PlantFieldName]: StoredFields[Field] | null };
+const LOG_COLUMNS = { seq: true, plantId: true, ownerId: true, kind: true, ...Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, true])) } as const;
 type Delivery = { seq: number; event: PlantChangeEvent };
 type Stream = { actor: Actor; tokenKey: string; push: (batch: Delivery[]) => void };
 
@@ -47,16 +51,18 @@ const sees = (actor: Actor, row: LogRow) => inPlantScope(actor, row.ownerId);
 
 function eventOf(row: LogRow): PlantChangeEvent {
   if (row.kind === 'deleted') return { kind: 'deleted', id: BigInt(row.plantId) };
-  return { kind: row.kind === 'created' ? 'created' : 'updated', id: BigInt(row.plantId), name: row.name ?? '', tag: row.tag };
+  const fields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, row[field]])) as StoredFields;
+  return { kind: row.kind === 'created' ? 'created' : 'updated', id: BigInt(row.plantId), ...fields };
 }
 
-function readLog(afterSeq: number, limit: number): Promise<LogRow[]> {
-  return db.plantChange.findMany({
+async function readLog(afterSeq: number, limit: number): Promise<LogRow[]> {
+  const rows = await db.plantChange.findMany({
     where: { seq: { gt: afterSeq } },
     orderBy: { seq: 'asc' },
     take: limit,
-    select: { seq: true, plantId: true, ownerId: true, kind: true, name: true, tag: true },
+    select: LOG_COLUMNS,
   });
+  return rows as unknown as LogRow[];
 }
 
 function batchFor(stream: Stream, rows: LogRow[]): Delivery[] {
