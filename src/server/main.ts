@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 
 import { config, ConfigError } from './config';
+import { keepHeapSmall } from './heap';
 
 const dev = process.argv.includes('--dev');
 
@@ -17,6 +18,8 @@ const dev = process.argv.includes('--dev');
 // on the hot path (a list costs the same CPU with the baseline tier only; see docs/performance.md), so the
 // baseline is all it gets. Set before the module is compiled, at the first query.
 v8.setFlagsFromString('--liftoff-only');
+// The heap's growth, sized for a small server before the first request (heap.ts).
+keepHeapSmall();
 
 function readConfigOrExit() {
   try {
