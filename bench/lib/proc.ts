@@ -42,7 +42,8 @@ function outputFile(name: string): string {
     outputDir = dir;
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
-  return path.join(outputDir, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+  // A name may be a command line (`node .bench-build/server.mjs`): only its plain characters name the file.
+  return path.join(outputDir, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
 }
 
 const HEAD_BYTES = 16 * 1024;
