@@ -134,6 +134,14 @@ export function inProcedureSpan<T extends { ok: boolean }>(path: string, type: s
 export type DeliveryAttempt = { endpointId: number; deliveryId: number; eventId: string; eventType: string; attempt: number; url: string };
 
 /**
+ * Runs `run` outside whatever trace is active: for work a request only sets off (the delivery worker woken
+ * by a commit), whose database calls would otherwise be exported as that request's spans.
+ */
+export function outsideAnyTrace<T>(run: () => T): T {
+  return tracer ? context.with(ROOT_CONTEXT, run) : run();
+}
+
+/**
  * One webhook attempt as a client span, a trace of its own; `send` gets the headers that carry it to the
  * receiver (`traceparent`, W3C Trace Context), empty while tracing is off. The span records the answer's
  * status, or the error when none came.

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
+import { outsideAnyTrace } from '@/server/observability/tracing';
 import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
 import { attemptDelivery, type LeasedEndpoint, type PendingDelivery } from './attempt';
@@ -168,7 +169,8 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
 
   const sender: Sender = { owner, leaseMs, log, stopping: () => stopping, nextWake, wakeAt, attempt: attemptTimed, record, backOffAfterFailure };
 
-  const unsubscribe = onDeliveriesQueued(wake);
+  // A commit wakes the worker from inside its request: what the worker then does is not that request's work.
+  const unsubscribe = onDeliveriesQueued(() => outsideAnyTrace(wake));
   /** Also learns whether any endpoint is enabled, so commits wake this worker only when one is. */
   const look = () => {
     db.webhookEndpoint.count({ where: { enabled: true } }).then(
