@@ -13,13 +13,20 @@ import type { ToThread } from './thread-messages';
 const port = parentPort!;
 const shutdown = new AbortController();
 const finishing = new AbortController();
+/** Batches being sent, each with its own stop (its sender lost the endpoint's lease). */
+const cancels = new Map<number, AbortController>();
 
 port.on('message', (message: ToThread) => {
   if (message.kind === 'finish') return finishing.abort();
   if (message.kind === 'abort') return shutdown.abort();
+  if (message.kind === 'cancel') return cancels.get(message.id)?.abort();
   const { id, batch } = message;
-  sendBatch(batch, { signal: shutdown.signal, finishing: finishing.signal, onSlow: () => port.postMessage({ kind: 'slow', id }) }).then(
-    (sent) => port.postMessage({ kind: 'sent', id, sent }),
-    (error: unknown) => port.postMessage({ kind: 'failed', id, error: error instanceof Error ? error.message : String(error) }),
-  );
+  const cancel = new AbortController();
+  cancels.set(id, cancel);
+  sendBatch(batch, { signal: shutdown.signal, finishing: AbortSignal.any([finishing.signal, cancel.signal]), onSlow: () => port.postMessage({ kind: 'slow', id }) })
+    .then(
+      (sent) => port.postMessage({ kind: 'sent', id, sent }),
+      (error: unknown) => port.postMessage({ kind: 'failed', id, error: error instanceof Error ? error.message : String(error) }),
+    )
+    .finally(() => cancels.delete(id));
 });

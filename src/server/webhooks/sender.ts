@@ -24,7 +24,7 @@ export type Sender = {
    * Sends due deliveries in order, up to the first that is not a delivery (send-batch.ts): what was
    * attempted, and whether the last went unanswered past WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free).
    */
-  sendBatch: (endpoint: LeasedEndpoint, deliveries: PendingDelivery[]) => Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }>;
+  sendBatch: (endpoint: LeasedEndpoint, deliveries: PendingDelivery[], stop: AbortSignal) => Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }>;
   record: (endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]) => Promise<RetryAt | null>;
   /** Counts a failure of the worker itself on this endpoint; resolves to when the endpoint may be taken up again. */
   backOffAfterFailure: (endpointId: number) => number;
@@ -53,8 +53,14 @@ const LINGER_MS = 250;
 export async function drainEndpoint(endpointId: number, sender: Sender): Promise<void> {
   const { owner, leaseMs, log, nextWake, wakeAt, sendBatch, record, backOffAfterFailure } = sender;
   let leaseLost = false;
+  // Stops the batch being sent at once (no further attempt of it) when the lease is lost: another
+  // instance may take the endpoint up now.
+  const lost = new AbortController();
   const renew = async () => {
-    if (!(await renewLease(endpointId, owner, leaseMs))) leaseLost = true;
+    if (!(await renewLease(endpointId, owner, leaseMs))) {
+      leaseLost = true;
+      lost.abort();
+    }
   };
   const heartbeat = setInterval(() => void renew().catch((error: unknown) => log.warn({ err: error, endpointId }, 'webhook worker: lease renewal failed')), Math.max(50, leaseMs / 3));
   heartbeat.unref();
@@ -142,7 +148,7 @@ export async function drainEndpoint(endpointId: number, sender: Sender): Promise
         // Sent one after another, oldest first, up to the first failure, by the sending thread; meanwhile
         // the next batch is read, past the ones handed over. Written down together (one commit for the
         // lot); a crash before that write sends them again: at least once.
-        const sending = handed.length > 0 ? sendBatch(endpoint, handed) : Promise.resolve({ attempted: [], slow: false });
+        const sending = handed.length > 0 ? sendBatch(endpoint, handed, lost.signal) : Promise.resolve({ attempted: [], slow: false });
         reading = read(handed.at(-1)?.id ?? after);
         const { attempted, slow: wentSlow } = await sending;
         unwritten += attempted.length;

@@ -63,14 +63,16 @@ export function sendingThread(log: Logger): SendingThread {
   }
 
   return {
-    send(batch, onSlow) {
-      if (aborted) return Promise.resolve([]);
+    send(batch, { onSlow, stop }) {
+      if (aborted || stop.aborted) return Promise.resolve([]);
       thread ??= start();
       const id = nextId++;
-      const { waiting } = thread;
+      const { worker, waiting } = thread;
+      const cancel = () => worker.postMessage({ kind: 'cancel', id } satisfies ToThread);
+      stop.addEventListener('abort', cancel, { once: true });
       const sent = new Promise<SentAttempt[]>((resolve, reject) => waiting.set(id, { resolve, reject, onSlow }));
-      thread.worker.postMessage({ kind: 'send', id, batch } satisfies ToThread);
-      return sent;
+      worker.postMessage({ kind: 'send', id, batch } satisfies ToThread);
+      return sent.finally(() => stop.removeEventListener('abort', cancel));
     },
     finish() {
       thread?.worker.postMessage({ kind: 'finish' } satisfies ToThread);

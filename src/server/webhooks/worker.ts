@@ -167,7 +167,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
    * WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free); with tracing on, each attempt is recorded as
    * the span whose `traceparent` the receiver got.
    */
-  async function sendTimed(endpoint: LeasedEndpoint, deliveries: PendingDelivery[]): Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }> {
+  async function sendTimed(endpoint: LeasedEndpoint, deliveries: PendingDelivery[], stop: AbortSignal): Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }> {
     const traced = tracingOn();
     let batch;
     try {
@@ -178,9 +178,12 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     }
     let sent;
     try {
-      sent = await transport.send(batch, () => {
-        slow.add(endpoint.id);
-        wake();
+      sent = await transport.send(batch, {
+        onSlow: () => {
+          slow.add(endpoint.id);
+          wake();
+        },
+        stop,
       });
     } finally {
       slow.delete(endpoint.id);
