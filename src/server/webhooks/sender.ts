@@ -34,15 +34,16 @@ export type Sender = {
 const BATCH = 100;
 /**
  * Deliveries sent per lease before the endpoint goes back in line, so busy endpoints take turns. Going
- * back in line costs a few queries and turns of the main loop, which under a flood of creates are slow:
- * a turn of 200 held one endpoint to ~60 % of the create rate.
+ * back in line costs a few queries and turns of the main loop, each slow under a flood of creates: an
+ * endpoint that keeps up with hundreds of creates a second should not pay that every 200 (the turn before
+ * the sending thread, when it got 20 a second).
  */
 const TURN = 1_000;
 /**
  * Deliveries sent and not yet written down, at most: a crash sends these again. A batch: while one lot is
- * written down (a commit), the sending thread sends what came after it, up to this many in all; the writes
- * keep pace because each takes a turn of the main loop whatever its size, where 20 (before the thread)
- * held an endpoint to about 20 deliveries per two turns, below the create rate under a flood.
+ * written down (a commit), the sending thread sends what came after it, up to this many in all. A write
+ * waits for a turn of the main loop whatever its size; at 20 (before the thread) the thread would wait for
+ * one every 20 deliveries, and under a flood of creates a turn is tens of milliseconds.
  */
 const UNWRITTEN_MAX = BATCH;
 /** How long deliveries answered 2xx may wait to be written down together (see drainEndpoint). */
@@ -67,8 +68,8 @@ export async function drainEndpoint(endpointId: number, sender: Sender): Promise
   // Until when the lease is given back: now (back in line at once), or later after a failure.
   let releaseAt: number | undefined;
   // What was sent and answered 2xx is written down while the next batch is read and sent (one write at a
-  // time, in order), gathered up to half of UNWRITTEN_MAX deliveries or RECORD_EVERY_MS: under a stream of creates a batch
-  // is often one event, and each write is a commit (on SQLite an fsync that holds the process, as a
+  // time, in order), gathered up to half of UNWRITTEN_MAX deliveries or RECORD_EVERY_MS: under a stream of
+  // creates a batch is often one event, and each write is a commit (on SQLite an fsync that holds the process, as a
   // create's does). The batches are read past the last one sent, so a delivery not written down yet is not
   // read again; a crash before the write sends it again (at least once). A failure waits for the writes
   // before it, so its retry is decided on what is written; so does giving the lease back.
