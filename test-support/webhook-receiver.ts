@@ -11,8 +11,8 @@ import { Webhook } from 'standardwebhooks';
 
 export type ReceivedWebhook = { at: number; headers: http.IncomingHttpHeaders; body: string; path: string };
 
-/** What to answer; `hang` keeps the request open until the receiver closes. */
-export type Answer = { status: number; body?: string | Buffer; headers?: Record<string, string> } | { hang: true };
+/** What to answer (after `delayMs`, if given); `hang` keeps the request open until the receiver closes. */
+export type Answer = { status: number; body?: string | Buffer; headers?: Record<string, string>; delayMs?: number } | { hang: true };
 
 export type Receiver = {
   url: string;
@@ -50,7 +50,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       received.push(entry);
       const answer = respond(entry, received.length - 1);
       if ('hang' in answer) hanging.add(response);
-      else {
+      else if (answer.delayMs) {
+        hanging.add(response);
+        setTimeout(() => {
+          hanging.delete(response);
+          if (!response.destroyed) response.writeHead(answer.status, answer.headers).end(answer.body);
+        }, answer.delayMs);
+      } else {
         response.writeHead(answer.status, answer.headers);
         response.end(answer.body);
       }

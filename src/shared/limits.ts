@@ -71,6 +71,8 @@ export const TABLE_PAGE_COST = 5;
 /** More for a name search (`q`): it reads the folded name of every plant the caller may see, where other reads walk an index. */
 export const SEARCH_COST = 10;
 
+/** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
+export const WEBHOOK_URL_MAX_LENGTH = 2000;
 /** What is kept of a webhook receiver's answer; the rest is never read. */
 export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
-import { kib, WEBHOOK_RESPONSE_MAX_BYTES } from './limits';
+import { kib, WEBHOOK_RESPONSE_MAX_BYTES, WEBHOOK_URL_MAX_LENGTH } from './limits';
 import { pageLimit } from './query-values';
 
 /**
@@ -13,7 +13,7 @@ export const WEBHOOK_EVENTS = ['plant.created', 'plant.deleted'] as const;
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export const DELIVERY_PAGE_MAX = 100;
 export const DELIVERY_PAGE_DEFAULT = 20;
-export const WEBHOOK_URL_MAX_LENGTH = 2000;
+export { WEBHOOK_URL_MAX_LENGTH };
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;
 const INT32_MAX = 2 ** 31 - 1;
 /** What an answer's timestamps are: `Date.prototype.toISOString`, at most 27 characters. */

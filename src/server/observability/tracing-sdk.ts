@@ -3,7 +3,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, ConsoleSpanExporter, RandomIdGenerator, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 
@@ -21,11 +21,34 @@ function exporterFor(name: TraceExporterName, settings: TracingSettings): SpanEx
   return protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtobufExporter();
 }
 
+/** Ids of a span already under way elsewhere (a webhook attempt sent by the sending thread), or random ones. */
+export type ChosenIds = { traceId: string; spanId: string };
+
+function idsChosenOrRandom(): { generator: RandomIdGenerator; withIds: <T>(ids: ChosenIds, run: () => T) => T } {
+  const random = new RandomIdGenerator();
+  let chosen: ChosenIds | undefined;
+  const generator = Object.assign(Object.create(random) as RandomIdGenerator, {
+    generateTraceId: () => chosen?.traceId ?? random.generateTraceId(),
+    generateSpanId: () => chosen?.spanId ?? random.generateSpanId(),
+  });
+  return {
+    generator,
+    withIds(ids, run) {
+      chosen = ids;
+      try {
+        return run();
+      } finally {
+        chosen = undefined;
+      }
+    },
+  };
+}
+
 export async function startTracingSdk(
   settings: TracingSettings,
   exporters: TraceExporterName[],
   testExporter?: SpanExporter,
-): Promise<{ tracer: Tracer; shutdown: () => Promise<void> }> {
+): Promise<{ tracer: Tracer; withIds: <T>(ids: ChosenIds, run: () => T) => T; shutdown: () => Promise<void> }> {
   // Batched: a span costs the request a push onto a queue; the export happens on a timer, off the request.
   const spanProcessors: SpanProcessor[] = testExporter
     ? [new SimpleSpanProcessor(testExporter)]
@@ -34,7 +57,8 @@ export async function startTracingSdk(
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': settings.OTEL_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors });
+  const ids = idsChosenOrRandom();
+  const provider = new NodeTracerProvider({ resource, spanProcessors, idGenerator: ids.generator });
   // The API's context (AsyncLocalStorage) and propagator are process-wide by OpenTelemetry's design: Prisma's
   // instrumentation finds the active span through them. W3C Trace Context only: `traceparent` in and out.
   provider.register({ propagator: new W3CTraceContextPropagator() });
@@ -46,6 +70,7 @@ export async function startTracingSdk(
   prisma.enable();
   return {
     tracer: provider.getTracer('plant-store'),
+    withIds: ids.withIds,
     shutdown: async () => {
       prisma.disable();
       // What is still batched goes out before the process exits.

@@ -48,6 +48,8 @@ export type Tracing = { exporters: string[]; shutdown: () => Promise<void> };
 
 /** Set once by startTracing: while it is unset, every function below only runs what it is given. */
 let tracer: Tracer | undefined;
+/** Runs `run` with the next span taking these ids (a webhook attempt's, chosen where it was sent). */
+let withIds: (<T>(ids: { traceId: string; spanId: string }, run: () => T) => T) | undefined;
 
 /**
  * Starts the SDK when the settings ask for traces (resolves to null when they do not). `exporter` replaces
@@ -59,6 +61,7 @@ export async function startTracing(settings: TracingSettings, options: { exporte
   const { startTracingSdk } = await import('./tracing-sdk');
   const started = await startTracingSdk(settings, traceExporters(settings), options.exporter);
   tracer = started.tracer;
+  withIds = started.withIds;
   return { exporters, shutdown: started.shutdown };
 }
 
@@ -141,15 +144,28 @@ export function outsideAnyTrace<T>(run: () => T): T {
   return tracer ? context.with(ROOT_CONTEXT, run) : run();
 }
 
+/** Whether spans are recorded: the sending thread then gives each attempt a `traceparent` of its own. */
+export const tracingOn = () => tracer !== undefined;
+
 /**
- * One webhook attempt as a client span, a trace of its own; `send` gets the headers that carry it to the
- * receiver (`traceparent`, W3C Trace Context), empty while tracing is off. The span records the answer's
- * status, or the error when none came.
+ * A webhook attempt that the sending thread made (webhooks/send-thread.ts), as the client span
+ * inDeliverySpan makes on this thread: with the ids its `traceparent` carried and the times it took.
  */
-export function inDeliverySpan<R extends AttemptOutcome>(attempt: DeliveryAttempt, send: (traceHeaders: Record<string, string>) => Promise<R>): Promise<R> {
-  if (!tracer) return send({});
+export function recordDeliverySpan(attempt: DeliveryAttempt, sent: { trace: { traceId: string; spanId: string }; startedAt: number; endedAt: number; result: AttemptOutcome }): void {
+  if (!tracer || !withIds) return;
+  const span = withIds(sent.trace, () =>
+    tracer!.startSpan(`webhook ${attempt.eventType}`, { kind: SpanKind.CLIENT, attributes: deliveryAttributes(attempt), startTime: sent.startedAt }, ROOT_CONTEXT),
+  );
+  const { result } = sent;
+  if (result.status !== null) span.setAttribute('http.response.status_code', result.status);
+  if (result.error !== null) span.setAttribute('error.type', result.status === null ? 'no answer' : String(result.status));
+  if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end(sent.endedAt);
+}
+
+function deliveryAttributes(attempt: DeliveryAttempt): Record<string, string | number> {
   const target = URL.canParse(attempt.url) ? new URL(attempt.url) : undefined;
-  const attributes = {
+  return {
     'http.request.method': 'POST',
     ...(target ? { 'server.address': target.hostname, 'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)) } : {}),
     'plant_store.webhook.endpoint_id': attempt.endpointId,
@@ -157,14 +173,4 @@ export function inDeliverySpan<R extends AttemptOutcome>(attempt: DeliveryAttemp
     'plant_store.webhook.event_id': attempt.eventId,
     'plant_store.webhook.attempt': attempt.attempt,
   };
-  return context.with(ROOT_CONTEXT, () =>
-    inSpan(`webhook ${attempt.eventType}`, SpanKind.CLIENT, attributes, async (span) => {
-      const headers: Record<string, string> = {};
-      propagation.inject(context.active(), headers);
-      const result = await send(headers);
-      if (result.status !== null) span.setAttribute('http.response.status_code', result.status);
-      if (result.error !== null) span.setAttribute('error.type', result.status === null ? 'no answer' : String(result.status));
-      return result;
-    }, (result) => !result.ok),
-  );
 }

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
-import { WEBHOOK_URL_MAX_LENGTH } from '@/shared/webhooks';
+import { WEBHOOK_URL_MAX_LENGTH } from '@/shared/limits';
 
 /**
  * The SSRF guard: where a webhook may be sent. docs/contract.md, "1.1.0: webhooks": an https URL (http only to a loopback address,

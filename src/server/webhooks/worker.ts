@@ -5,16 +5,18 @@ import { hostname } from 'node:os';
 
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
-import { outsideAnyTrace } from '@/server/observability/tracing';
-import { WEBHOOK_SLOW_ATTEMPT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
+import { outsideAnyTrace, recordDeliverySpan, tracingOn } from '@/server/observability/tracing';
+import { WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
-import { attemptDelivery, type LeasedEndpoint, type PendingDelivery } from './attempt';
+import { batchToSend, type LeasedEndpoint, type PendingDelivery } from './attempt';
+import { type BatchTransport, inThisThread } from './batch-transport';
 import { leaseFree, takeLease } from './leases';
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
 import { recordAttempts } from './record-attempts';
 import { sweepOldDeliveries } from './retention';
 import { retryDelayMs } from './schedule';
 import { drainEndpoint, type Sender } from './sender';
+import { sendingThread } from './sending-thread';
 import { type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
 import type { Lookup, TargetPolicy } from './ssrf';
 import { wakeUps } from './wake-ups';
@@ -41,8 +43,16 @@ import { wakeUps } from './wake-ups';
  *   such attempts, a bound on sockets), and its endpoint goes back in line once it is answered. Endpoints
  *   that are failing come after the healthy ones. Twelve endpoints that never answer delay a healthy one's
  *   event by about a second, not by their 10 s timeout.
- * - **Shutdown.** stop() takes no new work, lets attempts in flight finish (each ends within 10 s), cuts
- *   the rest short without counting them, and gives the leases back.
+ * - **The network half in a thread of its own.** The attempts themselves (SSRF check, signing, the POST,
+ *   reading the answer) run in the sending thread (send-thread.ts), started at the first batch, on its own
+ *   event loop: under a flood of creates a turn of this thread's loop answers a create on every busy
+ *   connection, and one request per turn kept an endpoint far behind the creates. The database stays
+ *   here: the sender reads a batch, the thread sends it in order and posts back what happened, the sender
+ *   writes it down. A thread that dies fails its batches (sent again after a back-off) and is started
+ *   again at the next batch.
+ * - **Shutdown.** stop() takes no new work, lets attempts in flight finish (each ends within 10 s) and
+ *   starts no further one, cuts the rest short without counting them, writes down what was answered,
+ *   and gives the leases back.
  */
 export type WorkerOptions = {
   key: Buffer;
@@ -52,8 +62,11 @@ export type WorkerOptions = {
   leaseMs: number;
   concurrency: number;
   log: Logger;
+  /** A test's resolver: the attempts then run on this thread (a function cannot cross to another). */
   lookup?: Lookup;
   timeoutMs?: number;
+  /** Where batches are sent from; by default the sending thread (or this thread, given a lookup). */
+  transport?: BatchTransport;
 };
 
 export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
@@ -65,8 +78,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   const { log, leaseMs } = options;
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  const shutdown = new AbortController();
-  const attemptOptions = { key: options.key, policy: options.policy, lookup: options.lookup, timeoutMs, signal: shutdown.signal };
+  const transport = options.transport ?? (options.lookup ? inThisThread(options.lookup) : sendingThread(log));
   const record = (endpoint: LeasedEndpoint, attempted: [PendingDelivery, AttemptResult][]) => recordAttempts(endpoint, attempted, { retryBaseMs: options.retryBaseMs, log });
   const draining = new Map<number, Promise<void>>();
   /** Endpoints whose attempt in flight has been unanswered for WEBHOOK_SLOW_ATTEMPT_MS: they hold no sender. */
@@ -150,24 +162,45 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
     return at;
   }
 
-  /** An attempt, and whether it went unanswered past WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free). */
-  async function attemptTimed(endpoint: LeasedEndpoint, delivery: PendingDelivery): Promise<{ result: AttemptResult; slow: boolean }> {
-    let wentSlow = false;
-    const timer = setTimeout(() => {
-      wentSlow = true;
-      slow.add(endpoint.id);
-      wake();
-    }, WEBHOOK_SLOW_ATTEMPT_MS);
-    timer.unref();
+  /**
+   * A batch sent by the transport, and whether its last attempt went unanswered past
+   * WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free); with tracing on, each attempt is recorded as
+   * the span whose `traceparent` the receiver got.
+   */
+  async function sendTimed(endpoint: LeasedEndpoint, deliveries: PendingDelivery[], stop: AbortSignal): Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }> {
+    const traced = tracingOn();
+    let batch;
     try {
-      return { result: await attemptDelivery(endpoint, delivery, attemptOptions), slow: wentSlow };
+      batch = batchToSend(endpoint, deliveries, { key: options.key, policy: options.policy, timeoutMs, traced });
+    } catch (error) {
+      // A secret that cannot be read: the first delivery fails (and waits its retry), as an attempt would.
+      return { attempted: [[deliveries[0]!, { ok: false, status: null, error: (error as Error).message, response: null, aborted: false }]], slow: false };
+    }
+    let sent;
+    try {
+      sent = await transport.send(batch, {
+        onSlow: () => {
+          slow.add(endpoint.id);
+          wake();
+        },
+        stop,
+      });
     } finally {
-      clearTimeout(timer);
       slow.delete(endpoint.id);
     }
+    const byId = new Map(deliveries.map((delivery) => [delivery.id, delivery]));
+    const attempted = sent.map((attempt): [PendingDelivery, AttemptResult] => {
+      const delivery = byId.get(attempt.deliveryId)!;
+      if (attempt.trace) {
+        const { id: deliveryId, eventId, type: eventType, attempts } = delivery;
+        recordDeliverySpan({ endpointId: endpoint.id, deliveryId, eventId, eventType, attempt: attempts + 1, url: endpoint.url }, { ...attempt, trace: attempt.trace });
+      }
+      return [delivery, attempt.result];
+    });
+    return { attempted, slow: sent.at(-1)?.slow ?? false };
   }
 
-  const sender: Sender = { owner, leaseMs, log, stopping: () => stopping, nextWake, wakeAt, attempt: attemptTimed, record, backOffAfterFailure };
+  const sender: Sender = { owner, leaseMs, log, stopping: () => stopping, nextWake, wakeAt, sendBatch: sendTimed, record, backOffAfterFailure };
 
   // A commit wakes the worker from inside its request: what the worker then does is not that request's work.
   const unsubscribe = onDeliveriesQueued(() => outsideAnyTrace(wake));
@@ -197,13 +230,15 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       clearInterval(sweeper);
       forgetWakeTimes();
       wake();
+      transport.finish();
       const inFlight = Promise.all(draining.values());
       // Attempts in flight end within their timeout; past that (and a margin) they are cut short.
       const grace = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), timeoutMs + 1_000).unref());
       if ((await Promise.race([inFlight.then(() => 'done' as const), grace])) === 'late') {
-        shutdown.abort();
+        transport.abort();
         await inFlight;
       }
+      await transport.close();
     },
   };
 }
