@@ -32,22 +32,16 @@ export function createRouteLabeler(router: AnyTRPCRouter): (request: FrontReques
     if (openapi && openapi.enabled !== false) templates.add(`/api/${openapi.path.replace(/^\/|\/$/g, '')}`);
   }
   // A literal segment wins over a parameter (`/plants/export` before `/plants/{id}`), as the doors route them.
-  // Each segment as the match needs it: a literal, or null for a parameter (any non-empty segment); worked
-  // out once here, not per request (the labeler runs on every answer).
   const compiled = [...templates]
-    .map((template) => ({ template, segments: template.split('/').map((segment) => (PARAMETER.test(segment) ? null : segment)) }))
-    .sort((a, b) => b.segments.filter((segment) => segment !== null).length - a.segments.filter((segment) => segment !== null).length);
+    .map((template) => ({ template, segments: template.split('/') }))
+    .sort((a, b) => b.segments.filter((segment) => !PARAMETER.test(segment)).length - a.segments.filter((segment) => !PARAMETER.test(segment)).length);
   const procedureNames = new Set(Object.keys(procedures));
 
   function restRoute(pathname: string): string {
     const segments = pathname.split('/');
-    next: for (const { template, segments: expected } of compiled) {
+    for (const { template, segments: expected } of compiled) {
       if (expected.length !== segments.length) continue;
-      for (let index = 0; index < expected.length; index++) {
-        const literal = expected[index];
-        if (literal === null ? segments[index] === '' : literal !== segments[index]) continue next;
-      }
-      return template;
+      if (expected.every((segment, index) => (PARAMETER.test(segment) ? segments[index] !== '' : segment === segments[index]))) return template;
     }
     return UNMATCHED_ROUTE;
   }
