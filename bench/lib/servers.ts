@@ -75,11 +75,11 @@ export function startApp(options: {
  * A floor, bundled, on the same SQLite file as the app: `floor` (bench/floor.ts: node:http + better-sqlite3) or
  * `stack` (bench/stack-floor.ts: tRPC + zod + Prisma's client, used minimally).
  */
-export function startFloor(name: 'floor' | 'stack', script: string, port: number, databaseUrl: string): Server {
+export function startFloor(name: 'floor' | 'stack', script: string, port: number, databaseUrl: string, nodeFlags: string[] = []): Server {
   return startProcess({
     name,
     command: process.execPath,
-    args: [script],
+    args: [...nodeFlags, script],
     env: { DATABASE_URL: databaseUrl, PORT: String(port), HOSTNAME_TO_BIND: '127.0.0.1' },
     port,
   });

@@ -1,8 +1,10 @@
 /**
- * --profile: a second app started with --cpu-prof gets each workload for a few seconds; self and inclusive
- * time are summed by package / source file (the bundle's frames mapped through its source maps) and by
- * function, per workload (start-up and warm-up cut out by time). The profile is copied to
- * bench/results/app.cpuprofile (Chrome DevTools → Performance, or VS Code).
+ * --profile: a second app, and on SQLite a second stack floor, started with --cpu-prof get each workload for a
+ * few seconds, one after the other; self and inclusive time are summed by package / source file (the bundle's
+ * frames mapped through its source maps) and by function, per workload (start-up and warm-up cut out by time).
+ * Beside the stack floor, the same places in CPU µs per request: what the app spends where the stack floor
+ * does not (a differential view; shares alone hide that the app's whole is larger). The profiles are copied to
+ * bench/results/app.cpuprofile and stack.cpuprofile (Chrome DevTools → Performance, or VS Code).
  */
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -10,29 +12,34 @@ import path from 'node:path';
 import type { Context, RunRecord } from '../lib/context';
 import type { Workload } from '../lib/load';
 import { benchDir, projectRoot } from '../lib/paths';
-import { freePort, waitFor200 } from '../lib/proc';
+import { freePort, type Server, waitFor200 } from '../lib/proc';
 import { type ProfileSummary, summariseProfile } from '../lib/profile';
 import { fixed, int, table } from '../lib/report';
-import { startApp } from '../lib/servers';
+import { startApp, startFloor } from '../lib/servers';
 
-const WORKLOADS: Workload[] = ['list', 'create', 'delete'];
+const WORKLOADS = ['list', 'create', 'delete'] as const satisfies Workload[];
 
-export async function profilePhase(ctx: Context): Promise<void> {
-  const { options } = ctx;
-  console.log(`\n## Profile: the app under --cpu-prof, ${options.profileSeconds} s per workload`);
-  const profileDir = path.join(ctx.dir, 'profile');
+type Profiled = ProfileSummary & { reqPerSec: number; requests: number };
+
+/** One server under --cpu-prof: each workload for `seconds`, after a short warm-up; a summary per workload. */
+async function profileServer(ctx: Context, name: 'app' | 'stack', workloads: Workload[]): Promise<{ file: string; summaries: Record<string, Profiled> }> {
+  const profileDir = path.join(ctx.dir, `profile-${name}`);
   mkdirSync(profileDir);
   const port = await freePort();
   const spawned = performance.now();
-  const profiled = startApp({ name: 'app', checkout: ctx.checkout, port, databaseUrl: ctx.databaseUrl, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+  const nodeFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  const profiled: Server =
+    name === 'app'
+      ? startApp({ name: 'app', checkout: ctx.checkout, port, databaseUrl: ctx.databaseUrl, nodeFlags })
+      : startFloor('stack', ctx.scripts.stackFloor, port, ctx.databaseUrl, nodeFlags);
   ctx.running.add(profiled);
   const windows: { workload: Workload; from: number; to: number; record: RunRecord }[] = [];
   try {
     await waitFor200(profiled, '/api/health', spawned);
-    for (const workload of WORKLOADS) await ctx.run(profiled, workload, 2, 0);
-    for (const workload of WORKLOADS) {
+    for (const workload of workloads) await ctx.run(profiled, workload, 2, 0);
+    for (const workload of workloads) {
       const from = performance.now() - spawned;
-      const record = await ctx.run(profiled, workload, options.profileSeconds, 0);
+      const record = await ctx.run(profiled, workload, ctx.options.profileSeconds, 0);
       windows.push({ workload, from, to: performance.now() - spawned, record });
       ctx.line(record, `profile ${workload}`);
     }
@@ -40,18 +47,38 @@ export async function profilePhase(ctx: Context): Promise<void> {
     await profiled.stop();
     ctx.running.delete(profiled);
   }
-  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-  if (!file) throw new Error('the profiled app wrote no .cpuprofile');
+  const written = readdirSync(profileDir).find((file) => file.endsWith('.cpuprofile'));
+  if (!written) throw new Error(`the profiled ${name} wrote no .cpuprofile`);
   const resultsDir = path.join(benchDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
-  copyFileSync(path.join(profileDir, file), path.join(resultsDir, 'app.cpuprofile'));
-  const summaries: Record<string, ProfileSummary & { reqPerSec: number }> = {};
+  const file = path.join(resultsDir, `${name}.cpuprofile`);
+  copyFileSync(path.join(profileDir, written), file);
+  const summaries: Record<string, Profiled> = {};
   for (const window of windows) {
-    summaries[window.workload] = { ...summariseProfile(path.join(profileDir, file), window.from, window.to, 15), reqPerSec: window.record.reqPerSec };
+    const requests = window.record.reqPerSec * ctx.options.profileSeconds;
+    summaries[window.workload] = { ...summariseProfile(file, window.from, window.to, 40), reqPerSec: window.record.reqPerSec, requests };
   }
-  ctx.results.profile = { file: path.relative(projectRoot, path.join(resultsDir, 'app.cpuprofile')), seconds: options.profileSeconds, summaries };
+  return { file, summaries };
+}
+
+/** CPU µs per request of a place (or of the whole, busy time). */
+const perRequest = (ms: number, summary: Profiled) => (ms * 1000) / (summary.requests || 1);
+
+export async function profilePhase(ctx: Context): Promise<void> {
+  const { options } = ctx;
+  const workloads: Workload[] = WORKLOADS.filter((workload) => options.workloads.has(workload));
+  console.log(`\n## Profile: the app${ctx.stack ? ' and the stack floor' : ''} under --cpu-prof, ${options.profileSeconds} s per workload`);
+  const app = await profileServer(ctx, 'app', workloads);
+  const stack = ctx.stack ? await profileServer(ctx, 'stack', workloads) : undefined;
+  ctx.results.profile = {
+    file: path.relative(projectRoot, app.file),
+    stackFile: stack && path.relative(projectRoot, stack.file),
+    seconds: options.profileSeconds,
+    summaries: app.summaries,
+    stackSummaries: stack?.summaries,
+  };
   ctx.report.push(`### Where the app spends its CPU (self time, --cpu-prof; ${options.profileSeconds} s per workload; idle left out)`, '');
-  for (const [workload, summary] of Object.entries(summaries)) {
+  for (const [workload, summary] of Object.entries(app.summaries)) {
     ctx.report.push(
       `**${workload}** (${int(summary.reqPerSec)} req/s under the profiler; busy ${int(summary.totalMs - summary.idleMs)} ms of ${int(summary.totalMs)} ms)`,
       '',
@@ -69,6 +96,37 @@ export async function profilePhase(ctx: Context): Promise<void> {
       table(
         ['top functions (self)', 'share'],
         summary.byFunction.slice(0, 10).map((entry) => [entry.fn, `${fixed(entry.share, 1)} %`]),
+        ['l', 'r'],
+      ),
+      '',
+    );
+  }
+  if (!stack) return;
+  ctx.report.push('### The app beside the stack floor: self time in CPU µs per request, by place (largest difference first)', '');
+  for (const [workload, summary] of Object.entries(app.summaries)) {
+    const floor = stack.summaries[workload];
+    if (!floor) continue;
+    const places = new Set([...summary.byPlace, ...floor.byPlace].map((entry) => entry.place));
+    const rows = [...places]
+      .map((place) => {
+        const appUs = perRequest(summary.byPlace.find((entry) => entry.place === place)?.ms ?? 0, summary);
+        const stackUs = perRequest(floor.byPlace.find((entry) => entry.place === place)?.ms ?? 0, floor);
+        return { place, appUs, stackUs };
+      })
+      .sort((a, b) => b.appUs - b.stackUs - (a.appUs - a.stackUs));
+    const busy = (s: Profiled) => perRequest(s.totalMs - s.idleMs, s);
+    ctx.report.push(
+      `**${workload}**: app ${int(busy(summary))} µs per request (${int(summary.reqPerSec)} req/s under the profiler), stack floor ${int(busy(floor))} µs (${int(floor.reqPerSec)} req/s); places outside either's top 40 count as 0`,
+      '',
+      table(
+        ['where (self)', 'app µs/req', 'stack µs/req', 'app − stack'],
+        rows.slice(0, 20).map((row) => [row.place, fixed(row.appUs, 1), fixed(row.stackUs, 1), fixed(row.appUs - row.stackUs, 1)]),
+        ['l', 'r', 'r', 'r'],
+      ),
+      '',
+      table(
+        ['stack floor: top functions (self)', 'share'],
+        floor.byFunction.slice(0, 10).map((entry) => [entry.fn, `${fixed(entry.share, 1)} %`]),
         ['l', 'r'],
       ),
       '',

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { initTRPC } from '@trpc/server';
@@ -184,6 +185,42 @@ describe('the REST chain', () => {
     for (const id of [21n, 22n]) await caller.plants.create({ id, name: `L${id}` });
     const page = await fetch(`${at}/api/plants?limit=1&after=20`, { headers: { authorization: `Bearer ${token}`, host: 'evil.example' } });
     expect(page.headers.get('link')).toBe('<https://plants.example.com/api/plants?limit=1&after=21>; rel="next"');
+  });
+});
+
+describe('the headers of an answer', () => {
+  /** The raw header names of an answer, lower-cased, as they came on the wire (fetch would join repeats). */
+  function rawHeaderNames(path: string, options: { method?: string; headers?: Record<string, string> } = {}) {
+    return new Promise<{ status: number; names: string[]; requestId: string | undefined }>((resolve, reject) => {
+      const request = http.request(`${base}${path}`, { method: options.method ?? 'GET', headers: options.headers }, (response) => {
+        response.resume();
+        const names = response.rawHeaders.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase());
+        resolve({ status: response.statusCode!, names, requestId: response.headers['x-request-id'] as string | undefined });
+      });
+      request.on('error', reject);
+      request.end();
+    });
+  }
+
+  it('carries each header once, the request id and the API headers included, whoever wrote the answer', async () => {
+    const { token } = await signIn('front-headers');
+    const authorization = { Authorization: `Bearer ${token}` };
+    const answers = await Promise.all([
+      // A conditional list: its Cache-Control replaces the API headers' no-store.
+      rawHeaderNames('/api/plants?limit=1', { headers: authorization }),
+      rawHeaderNames('/api/plants/1', { headers: authorization }),
+      rawHeaderNames('/api/plants', { method: 'OPTIONS' }),
+      rawHeaderNames('/api/no-such-route'),
+      rawHeaderNames('/api/health'),
+      rawHeaderNames('/api/trpc/plants.list', { headers: authorization }),
+      rawHeaderNames('/'),
+    ]);
+    for (const { status, names, requestId } of answers) {
+      expect(requestId, `status ${status}`).toMatch(/^[0-9a-f-]{36}$/);
+      expect(names.filter((name, index) => names.indexOf(name) !== index), `status ${status}: ${names.join(', ')}`).toEqual([]);
+    }
+    const [list] = answers;
+    expect(list!.names).toEqual(expect.arrayContaining(['x-request-id', 'x-content-type-options', 'cache-control', 'etag', 'content-length']));
   });
 });
 

@@ -41,6 +41,17 @@ export type FrontOptions = {
 };
 
 const API_HEADER_ENTRIES = Object.entries(API_HEADERS);
+const API_HEADER_LIST = API_HEADER_ENTRIES.flat();
+
+/**
+ * The headers every answer starts with: its request id, and under /api the API headers. A door that writes
+ * its own answer (pages, tRPC, MCP, the CSV export) gets them set on the response before it runs; an answer
+ * the front writes from a Reply gets them in its one `writeHead` (reply.ts), which is cheaper.
+ */
+function setRequestId(response: ServerResponse, request: FrontRequest): void {
+  response.setHeader('X-Request-Id', request.id);
+}
+const apiBase = (request: FrontRequest) => ['X-Request-Id', request.id, ...API_HEADER_LIST];
 /** Until the request target is read: the URL a failure before that is logged with. */
 const NO_TARGET_YET = new URL(`${PLACEHOLDER_ORIGIN}/`);
 
@@ -111,11 +122,21 @@ export function createFront(options: FrontOptions) {
     return problemReply({ kind: 'internal', message: `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})` });
   }
 
-  async function serveApi(request: FrontRequest, response: ServerResponse): Promise<void> {
+  function setApiHeaders(request: FrontRequest, response: ServerResponse): void {
+    setRequestId(response, request);
     for (const [name, value] of API_HEADER_ENTRIES) response.setHeader(name, value);
+  }
+
+  async function serveApi(request: FrontRequest, response: ServerResponse): Promise<void> {
     const { pathname } = request.url;
-    if (under(pathname, TRPC_BASE_PATH)) return serveTrpc(request, response);
-    if (under(pathname, MCP_PATH)) return serveMcp(request, response);
+    if (under(pathname, TRPC_BASE_PATH)) {
+      setApiHeaders(request, response);
+      return serveTrpc(request, response);
+    }
+    if (under(pathname, MCP_PATH)) {
+      setApiHeaders(request, response);
+      return serveMcp(request, response);
+    }
     let reply: Reply;
     try {
       const service = serviceRoutes.get(pathname);
@@ -123,6 +144,7 @@ export function createFront(options: FrontOptions) {
         reply = await serveService(request, () => serveMetrics(request));
       } else if (pathname === EXPORT_PATH) {
         // A streamed CSV answer writes itself; only its refusals come back as a reply.
+        setApiHeaders(request, response);
         for (const [name, value] of Object.entries(corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS))) response.setHeader(name, value);
         const refused = await serveExport(request, response);
         if (refused === null) return;
@@ -138,7 +160,7 @@ export function createFront(options: FrontOptions) {
       reply = error instanceof Refusal ? problemReply(error.problem, error.headers) : internalFailure(request, error);
     }
     if (request.trace.door !== 'docs') Object.assign(reply.headers, corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS));
-    writeReply(response, reply, { head: request.method === 'HEAD' });
+    writeReply(response, reply, { head: request.method === 'HEAD', base: apiBase(request) });
   }
 
   async function handle(raw: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -151,7 +173,6 @@ export function createFront(options: FrontOptions) {
       clientAddress: clientAddresses.of(raw),
       trace: {},
     };
-    response.setHeader('X-Request-Id', request.id);
     logWhenAnswered(request, response, startedAt, requestLog, observer?.answered);
     if (observer) return observer.request(request, response, () => route(request, raw, response));
     return route(request, raw, response);
@@ -162,10 +183,15 @@ export function createFront(options: FrontOptions) {
       const target = readTarget(raw);
       if (target.kind === 'asterisk') {
         request.trace.door = 'front';
-        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }));
+        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }), { base: ['X-Request-Id', request.id] });
       }
       request.url = target.url;
-      const door = under(request.url.pathname, API_BASE_PATH) ? () => serveApi(request, response) : () => pages(request, response);
+      const door = under(request.url.pathname, API_BASE_PATH)
+        ? () => serveApi(request, response)
+        : () => {
+            setRequestId(response, request);
+            return pages(request, response);
+          };
       await (observer ? observer.door(request, door) : door());
     } catch (error) {
       request.trace.door ??= 'front';
@@ -173,7 +199,7 @@ export function createFront(options: FrontOptions) {
       // A client that cannot write a request line or a Host header gets no second try on this connection.
       if (error instanceof Refusal && error.problem.kind === 'malformedRequest') reply.headers.Connection = 'close';
       if (response.headersSent) response.destroy();
-      else writeReply(response, reply);
+      else writeReply(response, reply, { base: ['X-Request-Id', request.id] });
     }
   }
 
