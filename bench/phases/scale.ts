@@ -3,8 +3,8 @@
  * plant at 90 %), create and delete, each one request at a time (the cost of one request: p50/p99 over N)
  * and at N connections (req/s, p99), app and floor; the database's size on disk. Then the name search and
  * the admin page's counts (app only, one at a time): `plants.page` (rows, total and position in one call)
- * for searches that match one plant in 12, one in 144, one plant and none, one and two characters, the
- * tag and owner filters, and the REST list's search.
+ * for searches that match one plant in 12, one in 144, one plant and none, one and two characters (many
+ * matches and none), the tag and owner filters, and the REST list's search.
  */
 import type { Context } from '../lib/context';
 import { DELETE_BASE, nameOf } from '../lib/data';
@@ -151,6 +151,8 @@ function searches(plants: number): Search[] {
     { label: 'page: search "zzz" (none)', path: pageOf({ q: 'zzz' }) },
     { label: 'page: search "o" (one character)', path: pageOf({ q: 'o' }) },
     { label: 'page: search "zq" (two characters, none)', path: pageOf({ q: 'zq' }) },
+    { label: 'page: search "ж" (one character, none)', path: pageOf({ q: 'ж' }) },
+    { label: 'page: search "vy" (two characters, 1 in 6)', path: pageOf({ q: 'vy' }) },
     { label: 'page: search "orchid", sorted by name', path: pageOf({ q: 'orchid', sort: { key: 'name', dir: 'asc' } }) },
     { label: 'page: no filter', path: pageOf({}) },
     { label: 'page: tag "tropical" (1 in 4)', path: pageOf({ tag: 'tropical' }) },
@@ -158,6 +160,7 @@ function searches(plants: number): Search[] {
     { label: 'page: last page, tag "tropical"', path: pageOf({ tag: 'tropical', cursor: { kind: 'last' } }) },
     { label: 'REST list: q=orchid ivy, limit=20', path: `/api/plants?limit=20&q=${encodeURIComponent('orchid ivy')}` },
     { label: `REST list: q=${rare}, limit=20`, path: `/api/plants?limit=20&q=${encodeURIComponent(rare)}` },
+    { label: 'REST list: q=zq, limit=20', path: '/api/plants?limit=20&q=zq' },
   ];
 }
 
