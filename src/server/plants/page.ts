@@ -83,9 +83,13 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
   // A page read backwards: what follows its last row (the page it was turned from, unless that is gone).
   more ??= last !== undefined && (await selectFrom(actor, filters, sort, { from: positionOfRow(sort, last), limit: 1, withOwner: false })).length > 0;
+  // An inexact total is a count of the rows a capped walk saw (query.ts, countWhere), which need not be the
+  // rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and one more if
+  // another follows.
+  const seen = offset.count + rows.length + (more ? 1 : 0);
   return {
     rows: rows.map((row) => toRow(row, withOwner)),
-    total: total.count,
+    total: total.exact ? total.count : Math.max(total.count, seen),
     totalExact: total.exact,
     offset: offset.count,
     offsetExact: offset.exact,
