@@ -3,7 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { DEFAULT_SORT, type PlantPageInput, type PlantRow } from '@/shared/plants';
 
-import { type Count, countBefore, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
+import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
 import { seesEveryOwner } from './scope';
 
 export type TablePage = {
@@ -83,10 +83,15 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
   // A page read backwards: what follows its last row (the page it was turned from, unless that is gone).
   more ??= last !== undefined && (await selectFrom(actor, filters, sort, { from: positionOfRow(sort, last), limit: 1, withOwner: false })).length > 0;
-  // An inexact total is a count of the rows a capped walk saw (query.ts, countWhere), which need not be the
-  // rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and one more if
-  // another follows.
-  const seen = offset.count + rows.length + (more ? 1 : 0);
+  // An inexact total may be a count of the rows a walk with a budget saw (query.ts, countWhere), which need
+  // not be the rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and
+  // one more if another follows; past the cap, the cap ("10,000+") as everywhere else.
+  const seen = Math.min(offset.count + rows.length + (more ? 1 : 0), countCapOf(filters));
+  // A bulk change of "every matching plant" takes those created at or before asOf (bulk.ts); the clock counts
+  // milliseconds, so a plant created after this answer in the same millisecond would join a selection its
+  // user never saw. The answer leaves once the clock has moved past asOf (a wait only on a page read in
+  // under a millisecond).
+  while (Date.now() <= asOf.getTime()) await new Promise((resolve) => setTimeout(resolve, 1));
   return {
     rows: rows.map((row) => toRow(row, withOwner)),
     total: total.exact ? total.count : Math.max(total.count, seen),

@@ -203,9 +203,12 @@ export const COUNT_WALK_BUDGET = 50_000;
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
 
 /** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
+/** Where a count of these filters stops ("10,000+"): a search's count costs more per row, so it stops sooner. */
+export const countCapOf = (filters: PlannedFilters): number => (searchOf(filters) ? SEARCH_COUNT_CAP : COUNT_CAP);
+
 async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql): Promise<Count> {
   const search = searchOf(filters);
-  const cap = search ? SEARCH_COUNT_CAP : COUNT_CAP;
+  const cap = countCapOf(filters);
   const capped = (count: number, exactBelowCap: boolean): Count => (count > cap ? { count: cap, exact: false } : { count, exact: exactBelowCap });
   if (search?.plan !== 'filter') {
     // Every row the query reads matches (an index range; or the few matches of the trigram index).

@@ -11,6 +11,7 @@ import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { signIn } from '@test-support/actors';
+import { insertPlantRows } from '@test-support/plant-rows';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
@@ -38,18 +39,6 @@ async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Prom
   return rows.map((row) => BigInt(row.id));
 }
 
-/** Straight into the table, as another process or an old version would write: the triggers keep the index. */
-async function insertPlants(ownerId: number, rows: { id: bigint; name: string; tag?: string }[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += 500) {
-    const batch = rows.slice(start, start + 500);
-    const values = batch.map(() => '(?, ?, ?, ?, ?, CURRENT_TIMESTAMP)').join(', ');
-    await db.$executeRawUnsafe(
-      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES ${values}`,
-      ...batch.flatMap((row) => [row.id, row.name, foldForSearch(row.name), row.tag ?? null, ownerId]),
-    );
-  }
-}
-
 describe('the name search on SQLite', () => {
   it('finds exactly what "contains" says through the index and through the walk, for any text', async () => {
     const owner = await signIn('search-property');
@@ -63,9 +52,9 @@ describe('the name search on SQLite', () => {
       fc.asyncProperty(fc.array(text(12), { minLength: 1, maxLength: 12 }), fc.array(text(4), { minLength: 1, maxLength: 6 }), async (names, queries) => {
         const first = nextId;
         const plants = names.map((name) => ({ id: nextId++, name }));
-        await insertPlants(actorOf(owner).userId, plants);
+        await insertPlantRows(actorOf(owner).userId, plants);
         // Another member's plant with every name too: never found by this member, whichever way.
-        await insertPlants(actorOf(other).userId, names.map((name) => ({ id: nextId++, name })));
+        await insertPlantRows(actorOf(other).userId, names.map((name) => ({ id: nextId++, name })));
         for (const q of queries) {
           const expected = plants.filter((plant) => foldForSearch(plant.name).includes(foldForSearch(q))).map((plant) => plant.id);
           const range = (ids: bigint[]) => ids.filter((id) => id >= first);
@@ -144,7 +133,7 @@ describe('the name search on SQLite', () => {
     // One and two characters with few or no matches: the terms of the index, not a walk of every plant.
     expect((await planNameSearch('zq')).plan).toBe('index');
     expect((await planNameSearch('ж')).plan).toBe('index');
-    await insertPlants(
+    await insertPlantRows(
       ownerId,
       Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `Crowded fern ${index}`, tag: 'crowded' })),
     );
@@ -156,7 +145,7 @@ describe('the name search on SQLite', () => {
   it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {
     const member = await signIn('search-counts');
     const actor = actorOf(member);
-    await insertPlants(
+    await insertPlantRows(
       actor.userId,
       Array.from({ length: COUNT_CAP + 30 }, (_, index) => ({ id: 4_000_000n + BigInt(index), name: `Counted ivy ${index}`, tag: 'counted' })),
     );
