@@ -8,18 +8,13 @@ import { foldForSearch } from '@/shared/plants';
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
  * `instr`/`strpos` on `nameFolded` always said. What changes with the store's size is how the rows are found:
  *
- * - **index**: a query whose matches are few in the whole store (at most INDEXED_MATCHES_MAX) takes its rows
- *   from the trigram index. SQLite's FTS5 table "PlantNameSearch" holds each folded name with two U+0001
- *   after it (migration *_plant_name_search_short_queries): a query of three characters or more is a phrase
- *   query of its text (exactly "contains it"); one of one or two characters is the terms that begin with it
- *   (every substring that short begins some trigram of the padded name), one range of the term list read
- *   through the fts5vocab table "PlantNameSearchTerms". PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'`
- *   (with `%`, `_` and `\` escaped) for three characters or more. The rows are then sorted and paged among
- *   those few.
- * - **filter**: a query that matches many (or on PostgreSQL one of one or two characters: pg_trgm extracts no
- *   trigram from them and would read its whole index) walks the view's own index in its order (the access
- *   rule and the filters first) and tests each row's name: many matches means the first page is found after
- *   a short walk.
+ * - **index**: a query of three characters or more whose matches are few in the whole store (at most
+ *   INDEXED_MATCHES_MAX) takes its rows from the trigram index: SQLite's FTS5 table "PlantNameSearch" (a
+ *   phrase query of the text is exactly "contains it"), PostgreSQL's pg_trgm GIN index (`LIKE '%…%'`, with
+ *   `%`, `_` and `\` escaped). The rows are then sorted and paged among those few.
+ * - **filter**: a query that matches many, or one of one or two characters (a trigram index cannot hold a
+ *   substring shorter than a trigram), walks the view's own index in its order (the access rule and the
+ *   filters first) and tests each row's name: many matches means the first page is found after a short walk.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
@@ -37,24 +32,8 @@ export type NameSearch = {
   plan: 'index' | 'filter';
 };
 
-/** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
+/** Whether the query can use the trigram index: three characters (code points, after folding) or more. */
 export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
-
-/**
- * What SQLite's index holds after each folded name (the migration's triggers write it). A control character:
- * no name or query may hold one (shared/control-characters.ts), so no query's text runs into the padding.
- */
-const PADDING_CHARACTER = '\u0001';
-
-/** The first text after every text that begins with `prefix` (its last code point plus one), or null past the last code point. */
-export function pastPrefix(prefix: string): string | null {
-  const points = [...prefix];
-  const last = points.pop()?.codePointAt(0);
-  if (last === undefined || last >= 0x10_ffff) return null;
-  // Surrogates are no characters (a lone one would reach SQLite as U+FFFD): the next one is U+E000.
-  const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
-  return points.join('') + String.fromCodePoint(next);
-}
 
 /** SQLite's FTS5 query for "contains this text": one phrase, its double quotes doubled; nothing else is special in a phrase. */
 export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
@@ -62,18 +41,8 @@ export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`
 /** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */
 export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\$&')}%`;
 
-/**
- * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
- * a phrase; for one or two characters at any `limit` of them (their terms' rows come term by term, not by id),
- * which is all a count up to a cap asks.
- */
+/** The FTS5 table's matches, as a subquery of plant ids; `limit` stops it early. */
 export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
-  if (!indexable(folded)) {
-    const past = pastPrefix(folded);
-    const range = past === null ? Prisma.sql`term >= ${folded}` : Prisma.sql`term >= ${folded} AND term < ${past}`;
-    const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
-    return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
-  }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
   return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
 }
@@ -96,8 +65,7 @@ async function postgresEstimate(folded: string): Promise<number> {
 /** How this search finds its rows (see above). */
 export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
-  // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
-  if (engine === 'sqlite' ? folded.includes(PADDING_CHARACTER) : !indexable(folded)) return { folded, plan: 'filter' };
+  if (!indexable(folded)) return { folded, plan: 'filter' };
   const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresEstimate(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
 }
