@@ -7,68 +7,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
-import { db } from '@/server/db/client';
-import { signIn } from '@test-support/actors';
-import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
+import type { Receiver } from '@test-support/webhook-receiver';
+import { until, webhookWorkerTests } from '@test-support/webhook-worker';
 
-import { encryptSecret, newSigningSecret } from './secrets';
 import { sendingThread } from './sending-thread';
-import { startWebhookWorker, type WebhookWorker, type WorkerOptions } from './worker';
 
-const key = Buffer.from(process.env.WEBHOOKS_SECRET_KEY!, 'base64');
-const BASE_MS = 100;
-
-const logged: { entry: Record<string, unknown>; message: string }[] = [];
-const log = {
-  info: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-  warn: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-  error: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-};
-
-const workers: WebhookWorker[] = [];
-const receivers: Receiver[] = [];
+const { log, logged, admin, worker, receiver, endpoint, deliveries } = webhookWorkerTests('thread-admin');
 const cleanups: (() => Promise<unknown>)[] = [];
 
-function worker(options: Partial<WorkerOptions> = {}): WebhookWorker {
-  const started = startWebhookWorker({ key, policy: { allowHttp: true, allowPrivate: true }, retryBaseMs: BASE_MS, pollMs: 200, leaseMs: 2_000, concurrency: 4, log, ...options });
-  workers.push(started);
-  return started;
-}
-
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver();
-  receivers.push(started);
-  return started;
-}
-
-async function endpoint(url: string) {
-  const row = await db.webhookEndpoint.create({ data: { url, events: ',plant.created,', secret: '', createdAtMs: BigInt(Date.now()) } });
-  await db.webhookEndpoint.update({ where: { id: row.id }, data: { secret: encryptSecret(newSigningSecret(), key, row.id) } });
-  return row.id;
-}
-
-const deliveries = (endpointId: number) => db.webhookDelivery.findMany({ where: { endpointId }, orderBy: { id: 'asc' } });
-
-async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-let admin: Awaited<ReturnType<typeof signIn>>;
 let nextId = 50_000n;
 /** Creates plants with no worker running, so the worker finds them all waiting: one batch. */
 async function createPlants(count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let index = 0; index < count; index++) {
     const id = nextId++;
-    await admin.caller.plants.create({ id, name: `threaded ${id}` });
+    await admin().caller.plants.create({ id, name: `threaded ${id}` });
     ids.push(String(id));
   }
   return ids;
@@ -77,16 +32,7 @@ const idOf = (body: string) => /"id":(-?\d+)/.exec(body)![1]!;
 /** The ids in the order they first arrived (a re-sent delivery after a crash arrives twice). */
 const firstArrivals = (hook: Receiver) => [...new Set(hook.received.map((request) => idOf(request.body)))];
 
-beforeEach(async () => {
-  await Promise.all(workers.splice(0).map((started) => started.stop()));
-  await db.webhookDelivery.deleteMany();
-  await db.webhookEndpoint.deleteMany();
-  admin ??= await signIn('thread-admin', 'admin');
-});
-
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((started) => started.stop()));
-  await Promise.all(receivers.splice(0).map((started) => started.close()));
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
 });
 
@@ -95,7 +41,7 @@ describe('the sending thread', () => {
     const hook = await receiver();
     // The fifth request fails once; everything else is answered at once.
     hook.answer((_, index) => (index === 4 ? { status: 500, body: 'not now' } : { status: 204 }));
-    const id = await endpoint(hook.url);
+    const { id } = await endpoint(hook.url);
     const ids = await createPlants(10);
     worker();
     await hook.waitFor(11, 20_000);
@@ -110,7 +56,7 @@ describe('the sending thread', () => {
     const hook = await receiver();
     // The fourth request hangs: the batch is in the thread, three answered and not yet written down.
     hook.answer((_, index) => (index === 3 ? { hang: true } : { status: 204 }));
-    const id = await endpoint(hook.url);
+    const { id } = await endpoint(hook.url);
     const ids = await createPlants(8);
     const transport = sendingThread(log);
     worker({ transport });
@@ -144,7 +90,7 @@ describe('the sending thread', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-    const id = await endpoint(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+    const { id } = await endpoint(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
     const ids = await createPlants(6);
     const running = worker();
     await until(() => answerThird, (answer) => answer !== undefined);

@@ -3,99 +3,30 @@
  * The retry schedule is shrunk (WEBHOOKS_RETRY_BASE_MS = 100) so a backoff takes milliseconds.
  */
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { kib, WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
-import { signIn } from '@test-support/actors';
-import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
+import { RETRY_BASE_MS, until, webhookWorkerTests } from '@test-support/webhook-worker';
 
 import { newEventId, TEST_EVENT_TYPE } from './outbox';
 import { disableAfterMs, retryWindowMs } from './schedule';
-import { encryptSecret, newSigningSecret } from './secrets';
 import type { Lookup } from './ssrf';
-import { startWebhookWorker, type WebhookWorker, type WorkerOptions } from './worker';
 
-const key = Buffer.from(process.env.WEBHOOKS_SECRET_KEY!, 'base64');
-const BASE_MS = 100;
+const { logged, admin, worker, receiver, endpoint, deliveries } = webhookWorkerTests('worker-admin');
+const BASE_MS = RETRY_BASE_MS;
 
-const logged: { entry: Record<string, unknown>; message: string }[] = [];
-const log = {
-  info: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-  warn: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-  error: (entry: Record<string, unknown>, message: string) => logged.push({ entry, message }),
-};
-
-const workers: WebhookWorker[] = [];
-const receivers: Receiver[] = [];
-
-function worker(options: Partial<WorkerOptions> = {}): WebhookWorker {
-  const started = startWebhookWorker({
-    key,
-    policy: { allowHttp: true, allowPrivate: true },
-    retryBaseMs: BASE_MS,
-    pollMs: 200,
-    leaseMs: 2_000,
-    concurrency: 4,
-    log,
-    ...options,
-  });
-  workers.push(started);
-  return started;
-}
-
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver();
-  receivers.push(started);
-  return started;
-}
-
-/** An endpoint row as the service stores it, for a URL the service's own guard (flags unset) would refuse. */
-async function endpoint(url: string, events = ',plant.created,plant.deleted,') {
-  const secret = newSigningSecret();
-  const row = await db.webhookEndpoint.create({ data: { url, events, secret: '', createdAtMs: BigInt(Date.now()) } });
-  await db.webhookEndpoint.update({ where: { id: row.id }, data: { secret: encryptSecret(secret, key, row.id) } });
-  return { id: row.id, secret };
-}
-
-async function deliveries(endpointId: number) {
-  return db.webhookDelivery.findMany({ where: { endpointId }, orderBy: { id: 'asc' } });
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-let admin: Awaited<ReturnType<typeof signIn>>;
 let nextId = 10_000n;
 const createPlants = async (count: number, name = 'p') => {
   const ids: bigint[] = [];
   for (let index = 0; index < count; index++) {
     const id = nextId++;
-    await admin.caller.plants.create({ id, name: `${name} ${id}` });
+    await admin().caller.plants.create({ id, name: `${name} ${id}` });
     ids.push(id);
   }
   return ids;
 };
 const idOf = (body: string) => /"id":(-?\d+)/.exec(body)![1];
-
-beforeEach(async () => {
-  await Promise.all(workers.splice(0).map((started) => started.stop()));
-  await db.webhookDelivery.deleteMany();
-  await db.webhookEndpoint.deleteMany();
-  admin ??= await signIn('worker-admin', 'admin');
-});
-
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((started) => started.stop()));
-  await Promise.all(receivers.splice(0).map((started) => started.close()));
-});
 
 describe('the delivery worker', () => {
   it('delivers every event with Standard Webhooks headers that the standardwebhooks package verifies', async () => {
@@ -103,7 +34,7 @@ describe('the delivery worker', () => {
     const { id, secret } = await endpoint(hook.url);
     worker();
     const ids = await createPlants(3, 'Signed');
-    await admin.caller.plants.delete({ id: ids[0]! });
+    await admin().caller.plants.delete({ id: ids[0]! });
     const got = await hook.waitFor(4);
     const verifier = new Webhook(secret);
     const stored = await until(() => deliveries(id), (rows) => rows.every((row) => row.status === 'delivered'));
@@ -196,11 +127,11 @@ describe('the delivery worker', () => {
     let answer = '127.0.0.1';
     const lookup: Lookup = async () => [{ address: answer, family: 4 }];
     const { id } = await endpoint(`http://rebind.test:${hook.port}/hook`);
-    worker({ lookup, policy: { allowHttp: true, allowPrivate: true } });
+    const first = worker({ lookup, policy: { allowHttp: true, allowPrivate: true } });
     await createPlants(1, 'Rebound');
     await hook.waitFor(1);
     await until(() => deliveries(id), (rows) => rows[0]?.status === 'delivered');
-    await workers.pop()!.stop();
+    await first.stop();
 
     // The same name, now answered with an internal address: refused before any connection is made.
     answer = '10.0.0.5';
