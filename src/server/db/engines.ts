@@ -16,7 +16,8 @@ export type EngineLayout = {
   /**
    * Tables the migrations make that no Prisma schema can declare, so that a schema diff (`npm run
    * db:new-migration`, the drift test, Prisma's CLI through prisma.config.ts) leaves them be: on SQLite the
-   * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search).
+   * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search), and the
+   * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters).
    */
   externalTables: string[];
 };
@@ -28,7 +29,7 @@ export const engineLayouts: Record<DatabaseEngine, EngineLayout> = {
     schemaPath: path.join(prismaDir, 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'migrations'),
     provider: 'sqlite',
-    externalTables: [NAME_SEARCH_TABLE, ...['config', 'data', 'docsize', 'idx'].map((shadow) => `${NAME_SEARCH_TABLE}_${shadow}`)],
+    externalTables: [NAME_SEARCH_TABLE, `${NAME_SEARCH_TABLE}Terms`, ...['config', 'data', 'docsize', 'idx'].map((shadow) => `${NAME_SEARCH_TABLE}_${shadow}`)],
   },
   postgresql: {
     schemaPath: path.join(prismaDir, 'postgresql', 'schema.prisma'),

@@ -21,8 +21,9 @@ import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
  * both plans (the trigram index, and the walk that tests each name) answer exactly what "the folded name
- * contains the folded query" says, for any text; the index is kept by the database with every write; the
- * plan is chosen by how many match; counts stop at the cap.
+ * contains the folded query" says, for any text (two characters through the terms of the index, one by the
+ * walk only); the index is kept by the database with every write; the plan is chosen by how many match;
+ * counts stop at the cap.
  */
 
 function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
@@ -58,7 +59,7 @@ describe('the name search on SQLite', () => {
           const expected = plants.filter((plant) => foldForSearch(plant.name).includes(foldForSearch(q))).map((plant) => plant.id);
           const range = (ids: bigint[]) => ids.filter((id) => id >= first);
           expect(range(await idsFound(actorOf(owner), q, 'filter')), `walk, q=${JSON.stringify(q)}`).toEqual(expected);
-          if ([...foldForSearch(q)].length >= 3) expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+          if ([...foldForSearch(q)].length >= 2) expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
         }
       }),
       { numRuns: 60 },
@@ -126,15 +127,19 @@ describe('the name search on SQLite', () => {
     expect(Number(legacy!.n)).toBe(0);
   });
 
-  it('takes a search of few matches from the index, and one of many or of one or two characters by the walk', async () => {
+  it('takes a search of few matches from the index (two characters or more), and one of many or of one character by the walk', async () => {
     const ownerId = actorOf(await signIn('search-plans')).userId;
     expect((await planNameSearch('Rare orchid 7')).plan).toBe('index');
-    expect((await planNameSearch('ab')).plan).toBe('filter');
+    // Two characters with few or no matches: the terms of the index, not a walk of every plant. One character
+    // walks: a character that ends a name begins no trigram of it.
+    expect((await planNameSearch('zq')).plan).toBe('index');
+    expect((await planNameSearch('ж')).plan).toBe('filter');
     await insertPlantRows(
       ownerId,
       Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `Crowded fern ${index}`, tag: 'crowded' })),
     );
     expect(await planNameSearch('CROWDED')).toEqual({ folded: 'crowded', plan: 'filter' });
+    expect(await planNameSearch('Cr')).toEqual({ folded: 'cr', plan: 'filter' });
     expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
   });
 
@@ -202,9 +207,14 @@ describe('the migration that adds the index', () => {
       const ids = migrated.prepare(`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ? ORDER BY rowid`).pluck();
       expect(ids.all('"monstera"')).toEqual([1]);
       expect(ids.all('"not folded"')).toEqual([]);
+      // Padded, so the last two characters begin a term too (migration *_plant_name_search_two_characters).
+      const startingWith = migrated.prepare(`SELECT DISTINCT doc FROM "PlantNameSearchTerms" WHERE term >= ? AND term < ? ORDER BY doc`).pluck();
+      expect(startingWith.all('ra', 'rb')).toEqual([1]);
+      expect(startingWith.all('et', 'eu')).toEqual([]);
       // From here the triggers keep it.
       migrated.prepare(`UPDATE "Plant" SET "nameFolded" = 'not folded yet' WHERE id = 2`).run();
       expect(ids.all('"not folded"')).toEqual([2]);
+      expect(startingWith.all('et', 'eu')).toEqual([2]);
       migrated.close();
     } finally {
       fs.rmSync(directory, { recursive: true, force: true });

@@ -8,13 +8,17 @@ import { foldForSearch } from '@/shared/plants';
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
  * `instr`/`strpos` on `nameFolded` always said. What changes with the store's size is how the rows are found:
  *
- * - **index**: a query of three characters or more whose matches are few in the whole store (at most
- *   INDEXED_MATCHES_MAX) takes its rows from the trigram index: SQLite's FTS5 table "PlantNameSearch" (a
- *   phrase query of the text is exactly "contains it"), PostgreSQL's pg_trgm GIN index (`LIKE '%…%'`, with
- *   `%`, `_` and `\` escaped). The rows are then sorted and paged among those few.
- * - **filter**: a query that matches many, or one of one or two characters (a trigram index cannot hold a
- *   substring shorter than a trigram), walks the view's own index in its order (the access rule and the
- *   filters first) and tests each row's name: many matches means the first page is found after a short walk.
+ * - **index**: a query whose matches are few in the whole store (at most INDEXED_MATCHES_MAX) takes its rows
+ *   from the trigram index. SQLite's FTS5 table "PlantNameSearch" holds each folded name with one U+0001
+ *   after it (migration *_plant_name_search_two_characters): a query of three characters or more is a phrase
+ *   query of its text (exactly "contains it"); one of two characters is the terms that begin with it (every
+ *   two-character substring begins some trigram of the padded name), one range of the term list read through
+ *   the fts5vocab table "PlantNameSearchTerms". PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`,
+ *   `_` and `\` escaped) for three characters or more. The rows are then sorted and paged among those few.
+ * - **filter**: a query that matches many, or of one character (one that ends a name begins no trigram of
+ *   it), or on PostgreSQL of two (pg_trgm extracts no trigram from them and would read its whole index),
+ *   walks the view's own index in its order (the access rule and the filters first) and tests each row's
+ *   name: many matches means the first page is found after a short walk.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
@@ -23,8 +27,10 @@ import { foldForSearch } from '@/shared/plants';
 
 /** A search matching at most this many plants in the whole store is served by the trigram index. */
 export const INDEXED_MATCHES_MAX = 10_000;
-/** The shortest query the trigram index can serve: one trigram. */
+/** The shortest query the trigram index can serve as a phrase: one trigram. */
 export const TRIGRAM_LENGTH = 3;
+/** The shortest query SQLite's padded index can serve at all: the start of a trigram (see above). */
+export const SHORTEST_INDEXED_ON_SQLITE = 2;
 
 export type NameSearch = {
   /** The query folded as names are (foldForSearch). */
@@ -32,8 +38,24 @@ export type NameSearch = {
   plan: 'index' | 'filter';
 };
 
-/** Whether the query can use the trigram index: three characters (code points, after folding) or more. */
+/** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
 export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
+
+/**
+ * What SQLite's index holds after each folded name (the migration's triggers write it). A control character:
+ * no name or query may hold one (shared/control-characters.ts), so no query's text runs into the padding.
+ */
+const PADDING_CHARACTER = '\u0001';
+
+/** The first text after every text that begins with `prefix` (its last code point plus one), or null past the last code point. */
+export function pastPrefix(prefix: string): string | null {
+  const points = [...prefix];
+  const last = points.pop()?.codePointAt(0);
+  if (last === undefined || last >= 0x10_ffff) return null;
+  // Surrogates are no characters (a lone one would reach SQLite as U+FFFD): the next one is U+E000.
+  const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
+  return points.join('') + String.fromCodePoint(next);
+}
 
 /** SQLite's FTS5 query for "contains this text": one phrase, its double quotes doubled; nothing else is special in a phrase. */
 export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
@@ -41,8 +63,18 @@ export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`
 /** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */
 export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\$&')}%`;
 
-/** The FTS5 table's matches, as a subquery of plant ids; `limit` stops it early. */
+/**
+ * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
+ * a phrase; for two characters at any `limit` of them (their terms' rows come term by term, not by id), which
+ * is all a count up to a cap asks.
+ */
 export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
+  if (!indexable(folded)) {
+    const past = pastPrefix(folded);
+    const range = past === null ? Prisma.sql`term >= ${folded}` : Prisma.sql`term >= ${folded} AND term < ${past}`;
+    const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
+    return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
+  }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
   return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
 }
@@ -65,7 +97,9 @@ async function postgresEstimate(folded: string): Promise<number> {
 /** How this search finds its rows (see above). */
 export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
-  if (!indexable(folded)) return { folded, plan: 'filter' };
+  // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
+  const served = engine === 'sqlite' ? [...folded].length >= SHORTEST_INDEXED_ON_SQLITE && !folded.includes(PADDING_CHARACTER) : indexable(folded);
+  if (!served) return { folded, plan: 'filter' };
   const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresEstimate(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
 }
