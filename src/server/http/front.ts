@@ -48,10 +48,11 @@ const API_HEADER_LIST = API_HEADER_ENTRIES.flat();
  * its own answer (pages, tRPC, MCP, the CSV export) gets them set on the response before it runs; an answer
  * the front writes from a Reply gets them in its one `writeHead` (reply.ts), which is cheaper.
  */
+const requestIdBase = (request: FrontRequest) => ['X-Request-Id', request.id];
 function setRequestId(response: ServerResponse, request: FrontRequest): void {
   response.setHeader('X-Request-Id', request.id);
 }
-const apiBase = (request: FrontRequest) => ['X-Request-Id', request.id, ...API_HEADER_LIST];
+const apiBase = (request: FrontRequest) => [...requestIdBase(request), ...API_HEADER_LIST];
 /** Until the request target is read: the URL a failure before that is logged with. */
 const NO_TARGET_YET = new URL(`${PLACEHOLDER_ORIGIN}/`);
 
@@ -183,7 +184,7 @@ export function createFront(options: FrontOptions) {
       const target = readTarget(raw);
       if (target.kind === 'asterisk') {
         request.trace.door = 'front';
-        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }), { base: ['X-Request-Id', request.id] });
+        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }), { base: requestIdBase(request) });
       }
       request.url = target.url;
       const door = under(request.url.pathname, API_BASE_PATH)
@@ -199,7 +200,7 @@ export function createFront(options: FrontOptions) {
       // A client that cannot write a request line or a Host header gets no second try on this connection.
       if (error instanceof Refusal && error.problem.kind === 'malformedRequest') reply.headers.Connection = 'close';
       if (response.headersSent) response.destroy();
-      else writeReply(response, reply, { base: ['X-Request-Id', request.id] });
+      else writeReply(response, reply, { base: requestIdBase(request) });
     }
   }
 

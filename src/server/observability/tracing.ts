@@ -148,8 +148,8 @@ export function outsideAnyTrace<T>(run: () => T): T {
 export const tracingOn = () => tracer !== undefined;
 
 /**
- * A webhook attempt that the sending thread made (webhooks/send-thread.ts), as the client span
- * inDeliverySpan makes on this thread: with the ids its `traceparent` carried and the times it took.
+ * A webhook attempt that the sending thread made (webhooks/send-thread.ts), as a client span of a trace of its
+ * own: with the ids its `traceparent` carried and the times it took.
  */
 export function recordDeliverySpan(attempt: DeliveryAttempt, sent: { trace: { traceId: string; spanId: string }; startedAt: number; endedAt: number; result: AttemptOutcome }): void {
   if (!tracer || !withIds) return;

@@ -37,7 +37,8 @@ function decodeKept(bytes: Buffer): string {
   return storedText(new TextDecoder('utf-8').decode(bytes, { stream: true }));
 }
 
-const failure = (error: string, status: number | null = null, response: string | null = null): AttemptResult => ({
+/** An attempt that was no delivery: no answer (`status` null), or one that was not a 2xx. */
+export const attemptFailure = (error: string, status: number | null = null, response: string | null = null): AttemptResult => ({
   ok: false,
   status,
   error,
@@ -115,10 +116,10 @@ export async function sendWebhook(options: {
   try {
     target = await checkWebhookTarget(options.url, options.policy, { lookup: options.lookup, timeoutMs });
   } catch (error) {
-    if (error instanceof TargetRefused) return failure(`refused before sending: ${error.message}`);
+    if (error instanceof TargetRefused) return attemptFailure(`refused before sending: ${error.message}`);
     throw error;
   }
-  if (options.signal?.aborted) return { ...failure('cut short by a shutdown'), aborted: true };
+  if (options.signal?.aborted) return { ...attemptFailure('cut short by a shutdown'), aborted: true };
   const kept = await post(target, options, timeoutMs, deadline, agentFor(target.url, target));
   // A kept connection the receiver closed just as it was reused: sent again once, on a new connection.
   return kept === 'stale' ? ((await post(target, options, timeoutMs, deadline, false)) as AttemptResult) : kept;
@@ -156,9 +157,9 @@ function post(
       const error = ok ? null : status !== null && status >= 300 && status < 400 ? `answered ${status}: redirects are not followed` : `answered ${status}`;
       finish({ ok, status, error, response: text(), aborted: false });
     };
-    const onAbort = () => finish({ ...failure('cut short by a shutdown'), aborted: true });
+    const onAbort = () => finish({ ...attemptFailure('cut short by a shutdown'), aborted: true });
     const timer = setTimeout(
-      () => (status === null ? finish(failure(`no answer within ${timeoutMs / 1000} s`)) : answered()),
+      () => (status === null ? finish(attemptFailure(`no answer within ${timeoutMs / 1000} s`)) : answered()),
       Math.max(0, deadline - Date.now()),
     );
 
@@ -196,7 +197,7 @@ function post(
     );
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (status === null && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) finish('stale');
-      else if (status === null) finish(failure(describeNetworkError(error)));
+      else if (status === null) finish(attemptFailure(describeNetworkError(error)));
       else answered();
     });
     options.signal?.addEventListener('abort', onAbort, { once: true });

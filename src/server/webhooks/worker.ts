@@ -17,7 +17,7 @@ import { sweepOldDeliveries } from './retention';
 import { retryDelayMs } from './schedule';
 import { drainEndpoint, type Sender } from './sender';
 import { sendingThread } from './sending-thread';
-import { type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
+import { attemptFailure, type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
 import type { Lookup, TargetPolicy } from './ssrf';
 import { wakeUps } from './wake-ups';
 
@@ -174,7 +174,7 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       batch = batchToSend(endpoint, deliveries, { key: options.key, policy: options.policy, timeoutMs, traced });
     } catch (error) {
       // A secret that cannot be read: the first delivery fails (and waits its retry), as an attempt would.
-      return { attempted: [[deliveries[0]!, { ok: false, status: null, error: (error as Error).message, response: null, aborted: false }]], slow: false };
+      return { attempted: [[deliveries[0]!, attemptFailure((error as Error).message)]], slow: false };
     }
     let sent;
     try {
