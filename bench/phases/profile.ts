@@ -63,6 +63,13 @@ async function profileServer(ctx: Context, name: 'app' | 'stack', workloads: Wor
 
 /** CPU µs per request of a place (or of the whole, busy time). */
 const perRequest = (ms: number, summary: Profiled) => (ms * 1000) / (summary.requests || 1);
+/** A profile's ten largest functions by self time, as a table under `title`. */
+const topFunctions = (title: string, summary: Profiled) =>
+  table(
+    [title, 'share'],
+    summary.byFunction.slice(0, 10).map((entry) => [entry.fn, `${fixed(entry.share, 1)} %`]),
+    ['l', 'r'],
+  );
 
 export async function profilePhase(ctx: Context): Promise<void> {
   const { options } = ctx;
@@ -93,11 +100,7 @@ export async function profilePhase(ctx: Context): Promise<void> {
         ['l', 'r', 'l', 'r'],
       ),
       '',
-      table(
-        ['top functions (self)', 'share'],
-        summary.byFunction.slice(0, 10).map((entry) => [entry.fn, `${fixed(entry.share, 1)} %`]),
-        ['l', 'r'],
-      ),
+      topFunctions('top functions (self)', summary),
       '',
     );
   }
@@ -124,11 +127,7 @@ export async function profilePhase(ctx: Context): Promise<void> {
         ['l', 'r', 'r', 'r'],
       ),
       '',
-      table(
-        ['stack floor: top functions (self)', 'share'],
-        floor.byFunction.slice(0, 10).map((entry) => [entry.fn, `${fixed(entry.share, 1)} %`]),
-        ['l', 'r'],
-      ),
+      topFunctions('stack floor: top functions (self)', floor),
       '',
     );
   }
