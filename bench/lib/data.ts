@@ -1,7 +1,7 @@
 /**
  * The benchmark's rows, written straight into the database (better-sqlite3 on SQLite, pg on PostgreSQL)
  * while the servers idle between runs. Rows are made by the database itself (`INSERT … SELECT` over a
- * recursive CTE on SQLite, over generate_series on PostgreSQL), in batches of a million with progress,
+ * recursive CTE on SQLite, over generate_series on PostgreSQL), in batches (a million on PostgreSQL, 100k on SQLite: see SQLITE_BATCH) with progress,
  * so 10 M plants take seconds to a minute instead of a JS loop's many minutes. Every id is above 2^53, so
  * the servers take their exact-int64 paths on every row. Names are two of twelve plant words and the row's
  * number ("Orchid ivy 4711"), folded for the name search as the service folds them, so a search can match
@@ -22,6 +22,18 @@ export const DELETE_BASE = 2n ** 62n + 2n ** 60n;
 export const CREATE_BASE = 2n ** 62n + 2n ** 61n;
 const INT64_MAX = 2n ** 63n - 1n;
 const BATCH = 1_000_000;
+/**
+ * SQLite's seeding runs on the bench's own thread (better-sqlite3 is synchronous), so each statement stalls the
+ * bench's event loop: a tenth of PostgreSQL's batch, a few seconds each with the trigram index. Between
+ * statements the loop takes a turn (`turn()`), in which its HTTP client sees the servers close its idle
+ * kept-alive sockets (their keep-alive timeout, 5 s). Without it, seeding 10 M plants was one stall of 5–9
+ * minutes: the servers' ends of those sockets were long gone (FIN_WAIT_2 ends after 60 s, and the next
+ * TCP keep-alive probe was answered by a reset), the bench did not know, and its first requests after the
+ * seeding went out on them: `write EPIPE`, on the retry too (the pool held two such sockets per server).
+ */
+const SQLITE_BATCH = 100_000;
+/** One turn of the event loop: its poll phase runs (sockets' closes and resets are seen) before this resolves. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export type Engine = 'sqlite' | 'postgresql';
 
@@ -81,26 +93,31 @@ export function openSqliteBenchDb(file: string): BenchDb {
     },
     seedUpTo: async (ownerId, total, onProgress) => {
       const from = Number(countSeeded.get(ownerId, SEED_BASE, DELETE_BASE)!.n);
-      for (let start = from; start < total; start += BATCH) {
-        const end = Math.min(total, start + BATCH);
+      for (let start = from; start < total; start += SQLITE_BATCH) {
+        const end = Math.min(total, start + SQLITE_BATCH);
         insertSeries(BigInt(start), BigInt(end), SEED_BASE, SEED_STEP, ownerId, now());
         checkpoint();
         onProgress?.(end - from, total - from);
+        await turn();
       }
       return Math.max(0, total - from);
     },
     seededId,
+    // Each of these is followed by requests: the loop turns first (see SQLITE_BATCH).
     insertRange: async (ownerId, from, count) => {
       insertSeries(0n, BigInt(count), from, 1n, ownerId, now());
+      await turn();
     },
     deleteRange: async (from, toExclusive) => {
       const { changes } = deleteBetween.run(from, toExclusive);
       checkpoint();
+      await turn();
       return changes;
     },
     deleteUnseeded: async () => {
       const { changes } = deleteBetween.run(DELETE_BASE, INT64_MAX);
       checkpoint();
+      await turn();
       return changes;
     },
     exists: async (id) => db.prepare<[bigint]>(`SELECT 1 FROM "Plant" WHERE id = ?`).get(id) !== undefined,

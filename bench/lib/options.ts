@@ -20,7 +20,7 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --connections=N      concurrent connections (default 32)
   --floor-check        also measure the floor against a minimal node:http handler (the ceiling), list only
   --scales=LIST        plant counts for the scale phase (default 10000,100000,1000000; 10000000 is opt-in:
-                       about 2 minutes more and a 1.1 GB file on SQLite, longer on PostgreSQL)
+                       4-9 minutes of seeding and a 5.6 GB file on SQLite)
   --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
   --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s

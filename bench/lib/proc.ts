@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import { waitForExit } from '@test-support/processes';
 
@@ -154,15 +155,34 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /**
  * fetch for idempotent requests after a pause: a kept-alive socket that the server closes (its keep-alive
- * timeout) just as the request goes out fails with "other side closed"; one more try takes a new socket.
+ * timeout) just as the request goes out fails with "other side closed". The retry waits for one turn of the
+ * event loop first, in which the client sees every other pooled socket that went the same way (a pool holds
+ * several per server: retrying at once took the next dead one), so it goes out on a live or a new socket.
  */
 export async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
+    await new Promise<void>((resolve) => setImmediate(resolve));
     return fetch(url, init);
   }
+}
+
+/**
+ * Watches the bench's own event loop for stalls (synchronous work such as SQLite's seeding): while it takes
+ * no turn, its HTTP client cannot see the servers close its kept-alive sockets. `stop()` gives the longest
+ * stall in seconds.
+ */
+export function watchLoopStalls(): { stop: () => number } {
+  const histogram = monitorEventLoopDelay({ resolution: 50 });
+  histogram.enable();
+  return {
+    stop: () => {
+      histogram.disable();
+      return histogram.max / 1e9;
+    },
+  };
 }
 
 /** Polls `url` until it answers 200; returns the milliseconds from `since` (performance.now()) to that answer. */

@@ -9,7 +9,7 @@
 import type { Context } from '../lib/context';
 import { DELETE_BASE, nameOf } from '../lib/data';
 import { createBody, type OneRequest, sequentialLatency, type Workload } from '../lib/load';
-import { fetchAgain, type Server } from '../lib/proc';
+import { fetchAgain, type Server, watchLoopStalls } from '../lib/proc';
 import { fixed, int, mb, table } from '../lib/report';
 import { createToken } from '../lib/servers';
 
@@ -24,7 +24,7 @@ export async function scalePhase(ctx: Context): Promise<void> {
     `\n## Scale (${options.engine}): list first and deep page, create, delete; ${options.sequentialRequests} requests one at a time and ${options.scaleSeconds} s at ${options.connections} connections each`,
   );
   const rows: (string | number)[][] = [];
-  const sizes: { plants: number; seedSeconds: number; bytes: number; what: string }[] = [];
+  const sizes: { plants: number; seedSeconds: number; stalledSeconds: number; bytes: number; what: string }[] = [];
   const runs: Record<string, unknown>[] = [];
   ctx.results.scale = { engine: options.engine, seconds: options.scaleSeconds, sequentialRequests: options.sequentialRequests, sizes, runs };
   let sequentialPool = DELETE_BASE + 2n ** 59n;
@@ -34,6 +34,7 @@ export async function scalePhase(ctx: Context): Promise<void> {
 
   for (const plants of options.scales) {
     const seedStart = performance.now();
+    const stalls = watchLoopStalls();
     let lastPrint = seedStart;
     const added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
       if (performance.now() - lastPrint > 5_000 || done === of) {
@@ -42,9 +43,18 @@ export async function scalePhase(ctx: Context): Promise<void> {
       }
     });
     const seedSeconds = (performance.now() - seedStart) / 1000;
+    const stalledSeconds = stalls.stop();
     const size = await data.size();
-    sizes.push({ plants, seedSeconds: Math.round(seedSeconds * 10) / 10, bytes: size.bytes, what: size.what });
-    console.log(`${int(plants)} plants (${int(added)} added in ${fixed(seedSeconds, 1)} s); database ${mb(size.bytes)} MB (${size.what})`);
+    sizes.push({ plants, seedSeconds: Math.round(seedSeconds * 10) / 10, stalledSeconds: Math.round(stalledSeconds * 10) / 10, bytes: size.bytes, what: size.what });
+    console.log(
+      `${int(plants)} plants (${int(added)} added in ${fixed(seedSeconds, 1)} s, the bench's event loop stalled ${fixed(stalledSeconds, 1)} s at most); database ${mb(size.bytes)} MB (${size.what})`,
+    );
+    // A stall past the servers' keep-alive timeout leaves the bench's pooled sockets closed under it; past a
+    // minute their servers' ends are gone and the sockets reset (EPIPE on the next request). The seeding turns
+    // the loop between batches (bench/lib/data.ts); a stall this long means it no longer does.
+    if (stalledSeconds > MAX_SEED_STALL_SECONDS) {
+      ctx.failures.push(`scale ${plants}: seeding stalled the bench's event loop for ${fixed(stalledSeconds, 1)} s (more than ${MAX_SEED_STALL_SECONDS} s): seed in smaller batches`);
+    }
 
     const deepQuery = `limit=20&after=${data.seededId(Math.floor(plants * 0.9))}`;
     const operations: Operation[] = [
@@ -107,9 +117,9 @@ export async function scalePhase(ctx: Context): Promise<void> {
     `### Scale (${options.engine}): one member owning all plants; deep page = after the plant at 90 %`,
     '',
     table(
-      ['plants', 'seeded in s', `database MB (${sizes[0]?.what ?? ''})`],
-      sizes.map((size) => [int(size.plants), fixed(size.seedSeconds, 1), mb(size.bytes)]),
-      ['r', 'r', 'r'],
+      ['plants', 'seeded in s', "bench's loop stalled s (longest)", `database MB (${sizes[0]?.what ?? ''})`],
+      sizes.map((size) => [int(size.plants), fixed(size.seedSeconds, 1), fixed(size.stalledSeconds, 1), mb(size.bytes)]),
+      ['r', 'r', 'r', 'r'],
     ),
     '',
     table(
@@ -132,6 +142,12 @@ export async function scalePhase(ctx: Context): Promise<void> {
     '',
   );
 }
+
+/**
+ * The longest stall of the bench's loop a seeding may cause: well under the minute after which a server's
+ * end of a closed connection is gone (Linux's tcp_fin_timeout), above a slow batch on a busy machine.
+ */
+const MAX_SEED_STALL_SECONDS = 30;
 
 /** Requests per search and count, one at a time: the walks of the worst of them take seconds at 10 M. */
 const SEARCH_REQUESTS = 30;
