@@ -1,8 +1,10 @@
 /**
  * The sending thread (send-thread.ts) behind the delivery worker, against real receivers and the real test
  * database: a batch keeps its order through a failure, a thread that dies loses nothing, a stop in the
- * middle of a batch writes down what was answered, and the thread sends while the main thread is busy.
+ * middle of a batch writes down what was answered, the thread sends while the main thread is busy, and an
+ * idle thread stops and comes back with the next batch without losing, repeating or reordering any.
  */
+import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
@@ -12,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Receiver } from '@test-support/webhook-receiver';
 import { until, webhookWorkerTests } from '@test-support/webhook-worker';
 
+import type { BatchToSend } from './send-batch';
 import { sendingThread } from './sending-thread';
 
 const { log, logged, admin, worker, receiver, endpoint, deliveries } = webhookWorkerTests('thread-admin');
@@ -156,5 +159,85 @@ describe('the sending thread', () => {
       Atomics.wait(counter, 0, seen, 1_000);
     }
     expect(Atomics.load(counter, 0)).toBe(count);
+  });
+
+  it('stops when it has held no batch for its idle time, and the next batch starts a new one', { timeout: 60_000 }, async () => {
+    const hook = await receiver();
+    const { id } = await endpoint(hook.url);
+    const before = await createPlants(3);
+    const transport = sendingThread(log, { idleStopMs: 200 });
+    worker({ transport });
+    await hook.waitFor(3, 20_000);
+    const first = transport.running()!;
+    expect(first).toBeDefined();
+    // The thread itself ends (its memory goes with it), not only the transport's reference to it.
+    await once(first, 'exit');
+    expect(transport.running()).toBeUndefined();
+    expect(logged.filter((line) => line.message.startsWith('webhook sending thread stopped')).length).toBe(1);
+    // The next event starts a new thread, which sends it after the earlier ones, each once.
+    const after = await createPlants(3);
+    await hook.waitFor(6, 20_000);
+    expect(hook.received.map((request) => idOf(request.body))).toEqual([...before, ...after]);
+    expect(transport.running()).toBeDefined();
+    expect(transport.running()).not.toBe(first);
+    const rows = await until(() => deliveries(id), (all) => all.every((row) => row.status === 'delivered'));
+    expect(rows.map((row) => row.attempts)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
+  it('sends a batch handed over at the very moment the idle thread stops on a new thread: once, and after the batch before it', { timeout: 60_000 }, async () => {
+    const hook = await receiver();
+    const transport = sendingThread(log, { idleStopMs: 100 });
+    cleanups.push(() => transport.close());
+    const batchOf = (ids: number[]): BatchToSend => ({
+      endpointId: 1,
+      url: hook.url,
+      secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+      deliveries: ids.map((n) => ({ id: n, eventId: `evt_${n}`, payload: JSON.stringify({ data: { id: n } }) })),
+      traced: false,
+      timeoutMs: 10_000,
+      slowMs: 10_000,
+      policy: { allowHttp: true, allowPrivate: true },
+    });
+    const stop = new AbortController().signal;
+    expect((await transport.send(batchOf([1, 2, 3]), { onSlow: () => {}, stop })).map((attempt) => attempt.result.ok)).toEqual([true, true, true]);
+    const first = transport.running()!;
+    // The next batch is handed over inside the stop itself: when the transport tells the idle thread to end.
+    let handedOver: Promise<unknown> | undefined;
+    const terminate = first.terminate.bind(first);
+    first.terminate = () => {
+      handedOver ??= transport.send(batchOf([4, 5, 6]), { onSlow: () => {}, stop });
+      return terminate();
+    };
+    await once(first, 'exit');
+    expect(handedOver).toBeDefined();
+    const sent = (await handedOver) as { deliveryId: number; result: { ok: boolean } }[];
+    expect(sent.map((attempt) => [attempt.deliveryId, attempt.result.ok])).toEqual([
+      [4, true],
+      [5, true],
+      [6, true],
+    ]);
+    expect(hook.received.map((request) => idOf(request.body))).toEqual(['1', '2', '3', '4', '5', '6']);
+    expect(transport.running()).not.toBe(first);
+  });
+
+  it('loses, repeats and reorders nothing while events come at about its idle time, the thread stopping and starting between them', { timeout: 120_000 }, async () => {
+    const hook = await receiver();
+    const { id } = await endpoint(hook.url);
+    const idleStopMs = 40;
+    const transport = sendingThread(log, { idleStopMs });
+    worker({ transport });
+    const ids: string[] = [];
+    // Pauses around the idle time, below, at and above it, so events meet a running thread, one stopping,
+    // and none.
+    for (let index = 0; index < 40; index++) {
+      ids.push(...(await createPlants(1)));
+      await new Promise((resolve) => setTimeout(resolve, (index % 5) * 20));
+    }
+    await hook.waitFor(ids.length, 30_000);
+    const rows = await until(() => deliveries(id), (all) => all.length === ids.length && all.every((row) => row.status === 'delivered'));
+    expect(hook.received.map((request) => idOf(request.body))).toEqual(ids);
+    expect(rows.every((row) => row.attempts === 1)).toBe(true);
+    // It did stop and start again along the way (the log says so at each stop).
+    expect(logged.filter((line) => line.message.startsWith('webhook sending thread stopped')).length).toBeGreaterThan(1);
   });
 });

@@ -8,14 +8,24 @@ import type { FromThread, ToThread } from './thread-messages';
 
 /**
  * The sending thread as the worker sees it (send-thread.ts is the thread itself). Started at the first
- * batch, so a server with no endpoint has no thread (and not its memory). If it dies (an error nothing
- * caught, or it was terminated), the batches it held reject (the worker backs off on those endpoints and
- * sends them again: at least once) and the next batch starts a new thread.
+ * batch, so a server with no endpoint has no thread (and not its memory), and stopped once it has held no
+ * batch for THREAD_IDLE_STOP_MS (the last endpoint deleted, or nothing due for a while); the next batch
+ * starts a new one. If it dies (an error nothing caught, or it was terminated), the batches it held reject
+ * (the worker backs off on those endpoints and sends them again: at least once) and the next batch starts a
+ * new thread.
  */
 export type SendingThread = BatchTransport & {
-  /** The running thread, if any: tests terminate it to see delivery survive. */
+  /** The running thread, if any: tests terminate it to see delivery survive, and wait for its idle stop. */
   running: () => Worker | undefined;
 };
+
+/**
+ * How long the thread may hold no batch before it is stopped, giving back its memory (decision 0011). A
+ * start costs ~30 ms of CPU (a V8 isolate, its bundle loaded: 29–36 ms at load 7), so a minute keeps that
+ * near 0.05 % of a core for an endpoint whose events trickle in just slower than that, while any steady
+ * flow, and the worker's retries at their first steps (WEBHOOKS_RETRY_BASE_MS, 30 s), find it running.
+ */
+export const THREAD_IDLE_STOP_MS = 60_000;
 
 /**
  * From the bundle (`npm start`): the thread's own bundle, which the build writes beside this chunk
@@ -31,16 +41,34 @@ function newThread(): Worker {
 
 type Waiting = { resolve: (sent: SentAttempt[]) => void; reject: (error: Error) => void; onSlow: () => void };
 
-export function sendingThread(log: Logger): SendingThread {
+type Running = { worker: Worker; waiting: Map<number, Waiting>; idle?: NodeJS.Timeout };
+
+export function sendingThread(log: Logger, options: { idleStopMs?: number } = {}): SendingThread {
+  const idleStopMs = options.idleStopMs ?? THREAD_IDLE_STOP_MS;
   /** The thread, and the batches it holds: a thread that dies takes only its own batches with it. */
-  let thread: { worker: Worker; waiting: Map<number, Waiting> } | undefined;
+  let thread: Running | undefined;
+  let finished = false;
   let aborted = false;
   let nextId = 1;
 
-  function start(): { worker: Worker; waiting: Map<number, Waiting> } {
+  /**
+   * Stops the thread if it still holds no batch. Everything that hands a batch over or takes one back runs
+   * on this thread, so the check and the stop are one step: a batch handed over before it went into this
+   * thread (and cleared the timer); one handed over after it finds no thread and starts a new one. The
+   * stopped thread holds nothing to lose, and an endpoint's next batch is only handed over once its last
+   * one came back, so order holds across the stop.
+   */
+  function stopIfIdle(own: Running): void {
+    if (thread !== own || own.waiting.size > 0) return;
+    thread = undefined;
+    log.info({ idleMs: idleStopMs }, 'webhook sending thread stopped: no batch to send for a while');
+    void own.worker.terminate();
+  }
+
+  function start(): Running {
     const started = newThread();
-    const waiting = new Map<number, Waiting>();
-    const own = { worker: started, waiting };
+    const own: Running = { worker: started, waiting: new Map<number, Waiting>() };
+    const { waiting } = own;
     // The server's own handles keep the process alive; an idle thread must not (nor hold a test run open).
     started.unref();
     started.on('message', (message: FromThread) => {
@@ -48,11 +76,16 @@ export function sendingThread(log: Logger): SendingThread {
       if (!batch) return;
       if (message.kind === 'slow') return batch.onSlow();
       waiting.delete(message.id);
+      if (waiting.size === 0) {
+        own.idle = setTimeout(() => stopIfIdle(own), idleStopMs);
+        own.idle.unref();
+      }
       if (message.kind === 'sent') batch.resolve(message.sent);
       else batch.reject(new Error(`the sending thread failed on a batch: ${message.error}`));
     });
     started.on('error', (error) => log.error({ err: error }, 'webhook sending thread failed'));
     started.on('exit', (code) => {
+      clearTimeout(own.idle);
       if (thread === own) thread = undefined;
       const lost = [...waiting.values()];
       waiting.clear();
@@ -64,8 +97,11 @@ export function sendingThread(log: Logger): SendingThread {
 
   return {
     send(batch, { onSlow, stop }) {
-      if (aborted || stop.aborted) return Promise.resolve([]);
+      // After finish() no attempt starts (as the thread itself would answer: nothing sent), also on a thread
+      // started after an idle stop, which never heard the finish.
+      if (finished || aborted || stop.aborted) return Promise.resolve([]);
       thread ??= start();
+      clearTimeout(thread.idle);
       const id = nextId++;
       const { worker, waiting } = thread;
       const cancel = () => worker.postMessage({ kind: 'cancel', id } satisfies ToThread);
@@ -75,6 +111,7 @@ export function sendingThread(log: Logger): SendingThread {
       return sent.finally(() => stop.removeEventListener('abort', cancel));
     },
     finish() {
+      finished = true;
       thread?.worker.postMessage({ kind: 'finish' } satisfies ToThread);
     },
     abort() {
@@ -84,6 +121,7 @@ export function sendingThread(log: Logger): SendingThread {
     async close() {
       const closing = thread;
       thread = undefined;
+      clearTimeout(closing?.idle);
       await closing?.worker.terminate();
     },
     running: () => thread?.worker,
