@@ -8,7 +8,7 @@
 -- * The function is IMMUTABLE (an index needs that) and calls only built-ins. Repeated keys are left in: GIN
 --   keeps each key of a row once. PL/pgSQL, because it costs ~8 µs a name here against ~40 µs for the same in
 --   one SQL statement (generate_series and an aggregate, run as a query per call).
--- * IF NOT EXISTS: building the index here blocks writes to "Plant" while it builds (about N minutes per 10
+-- * IF NOT EXISTS: building the index here blocks writes to "Plant" while it builds (about 5 minutes per 10
 --   million plants here; reads go on). To avoid that, create the function below and build the index beforehand
 --   without blocking, and this finds both there:
 --     CREATE INDEX CONCURRENTLY "Plant_nameFolded_grams_idx" ON "Plant" USING GIN (plant_name_grams("nameFolded"));
