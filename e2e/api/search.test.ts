@@ -1,5 +1,6 @@
 /**
- * The name search at scale, on the suite's engine (SQLite's FTS5 trigram table, PostgreSQL's pg_trgm index):
+ * The name search at scale, on the suite's engine (SQLite's FTS5 trigram table, PostgreSQL's pg_trgm index and
+ * its index of one- and two-character substrings):
  * the same answers as "the folded name contains the folded query" whether the rows come from the index (few
  * matches) or from the walk that tests each name (many matches, or a query of one or two characters), the
  * access rule kept on both, and the admin page's counts stopping at the cap ("10,000+").
@@ -114,6 +115,16 @@ describe('the name search', () => {
     expect(await page(aliceToken, { size: 25, q: 'crowded fern 1000' })).toMatchObject({ total: 11, totalExact: true, offset: 0, hasNext: false });
     // One character: the walk.
     expect(await page(aliceToken, { size: 25, q: 'w' })).toMatchObject({ total: 1_000, totalExact: false, hasNext: true });
+    // Sorted by name, the walk follows the name index (on PostgreSQL the page's ids come from it alone).
+    const byName = Array.from({ length: CROWD }, (_, index) => ({ id: CROWD_BASE + BigInt(index), name: `crowded fern ${index}` }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((plant) => plant.id);
+    const sort = { key: 'name', dir: 'asc' };
+    const firstByName = await page(aliceToken, { size: 25, q: 'CROWDED', sort });
+    expect(firstByName.rows.map((row) => row.id)).toEqual(byName.slice(0, 25));
+    const secondByName = await page(aliceToken, { size: 25, q: 'CROWDED', sort, cursor: { kind: 'after', id: byName[24] } });
+    expect(secondByName.rows.map((row) => row.id)).toEqual(byName.slice(25, 50));
+    expect(secondByName).toMatchObject({ offset: 25, offsetExact: true, hasNext: true });
   });
 
   it('takes a search of few matches from the trigram index itself', async () => {
@@ -144,13 +155,27 @@ describe('the name search', () => {
       [bob!.id],
     );
     await server.database.execute('ANALYZE "Plant"');
-    const scans = async () =>
-      Number((await server.database.query<{ n: bigint }>(`SELECT idx_scan AS n FROM pg_stat_user_indexes WHERE indexrelname = 'Plant_nameFolded_trgm_idx'`))[0]!.n);
+    const scans = async (index: string) =>
+      Number((await server.database.query<{ n: bigint }>(`SELECT idx_scan AS n FROM pg_stat_user_indexes WHERE indexrelname = ?`, [index]))[0]!.n);
+    const trigrams = () => scans('Plant_nameFolded_trgm_idx');
+    // One and two characters: pg_trgm has no trigram of them; the index of every name's one- and
+    // two-character substrings (migration *_plant_name_search_short_queries) finds the few that hold them.
+    const shortSubstrings = () => scans('Plant_nameFolded_grams_idx');
     try {
-      const before = await scans();
+      const before = await trigrams();
       expect(await found(alice, 'lyrata')).toEqual([10n]);
       expect(await page(aliceToken, { size: 25, q: 'lyrata' })).toMatchObject({ total: 1, totalExact: true });
-      await expect.poll(scans, { timeout: 30_000, interval: 200 }).toBeGreaterThan(before);
+      await expect.poll(trigrams, { timeout: 30_000, interval: 200 }).toBeGreaterThan(before);
+
+      const beforeShort = await shortSubstrings();
+      expect(await found(alice, 'ly')).toEqual([2n, 10n]);
+      expect(await found(alice, 'Δ')).toEqual([12n]);
+      expect(await found(alice, 'zq')).toEqual([]);
+      expect(await page(aliceToken, { size: 25, q: 'ly' })).toMatchObject({ total: 2, totalExact: true, hasNext: false });
+      expect(await page(aliceToken, { size: 25, q: 'zq' })).toMatchObject({ rows: [], total: 0, totalExact: true });
+      await expect.poll(shortSubstrings, { timeout: 30_000, interval: 200 }).toBeGreaterThan(beforeShort);
+      // A pair in many names is walked as before ("w" of "Crowded"), and answers the same.
+      expect(await page(aliceToken, { size: 25, q: 'w' })).toMatchObject({ total: 1_000, totalExact: false, hasNext: true });
     } finally {
       await server.database.execute('DELETE FROM "Plant" WHERE id > 5000000 AND id <= 5100000');
       await server.database.execute('ANALYZE "Plant"');

@@ -8,7 +8,8 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
+import { indexable, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
+import { postgresIndexedName } from './search-postgresql';
 
 /**
  * The SQL every read of plant rows shares: the access scope (scope.ts) and the filters (one WHERE), the sort
@@ -66,10 +67,10 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
   const list = scopeConditions(actor, filters);
   const search = searchOf(filters);
   // Not LIKE for the filter plan: Prisma's `contains` leaves `%` and `_` active on SQLite, whose LIKE folds
-  // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's LIKE of the
-  // index plan has `%`, `_` and `\` escaped: the same substring test, which pg_trgm's index serves.
+  // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's index plan
+  // states the same substring test as its GIN indexes serve it (search-postgresql.ts).
   if (search?.plan === 'filter') list.push(nameContains(search.folded));
-  else if (search?.plan === 'index' && engine === 'postgresql') list.push(Prisma.sql`p."nameFolded" LIKE ${likePattern(search.folded)}`);
+  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search.folded));
   return list;
 }
 
@@ -168,6 +169,19 @@ export function rowSelect(withOwner: boolean, segment: Segment, from: Prisma.Sql
   return Prisma.sql`SELECT ${OWN_COLUMNS}${owner}${key} FROM ${from} ${joined ? OWNER_JOIN : Prisma.empty}`;
 }
 
+/**
+ * Where a page's rows come from: plantsFrom(), except on PostgreSQL for a walk in name order (the filter plan
+ * sorted by name). Its matches may lie far apart in that order (at 10 M, "orchid" sorted by name passes some
+ * 550,000 names before its first match), and an index scan would read each passed row from the table to test
+ * its name. So the page's ids come first from the name index alone, an index-only scan that tests each folded
+ * name where the index holds it, and only those rows are read.
+ */
+function pageFrom(filters: PlannedFilters, segment: Segment, where: Prisma.Sql[], ordering: Prisma.Sql, limit: number): Prisma.Sql {
+  if (engine !== 'postgresql' || searchOf(filters)?.plan !== 'filter' || segment.keyColumn !== 'nameFolded') return plantsFrom(filters);
+  // plant scope: `where` starts with conditions(); the outer query applies it again to the page's rows.
+  return Prisma.sql`(SELECT p.id FROM "Plant" p ${whereOf(where)} ${ordering} LIMIT ${limit}) page JOIN "Plant" p ON p.id = page.id`;
+}
+
 /** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */
 export async function selectFrom(
   actor: Actor,
@@ -185,7 +199,9 @@ export async function selectFrom(
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
     if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending, idColumn(filters)));
-    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, plantsFrom(filters))} ${whereOf(where)} ${orderBy(segment, descending, idColumn(filters))} LIMIT ${options.limit - rows.length}`;
+    const ordering = orderBy(segment, descending, idColumn(filters));
+    const limit = options.limit - rows.length;
+    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, pageFrom(filters, segment, where, ordering, limit))} ${whereOf(where)} ${ordering} LIMIT ${limit}`;
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
   }

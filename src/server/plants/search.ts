@@ -4,6 +4,8 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, engine } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
+import { postgresExpectedMatches } from './search-postgresql';
+
 /**
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
  * `instr`/`strpos` on `nameFolded` always said. What changes with the store's size is how the rows are found:
@@ -14,14 +16,15 @@ import { foldForSearch } from '@/shared/plants';
  *   query of its text (exactly "contains it"); one of two characters is the terms that begin with it (every
  *   two-character substring begins some trigram of the padded name), one range of the term list read through
  *   the fts5vocab table "PlantNameSearchTerms". PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`,
- *   `_` and `\` escaped) for three characters or more. The rows are then sorted and paged among those few.
- * - **filter**: a query that matches many, or of one character (one that ends a name begins no trigram of
- *   it), or on PostgreSQL of two (pg_trgm extracts no trigram from them and would read its whole index),
- *   walks the view's own index in its order (the access rule and the filters first) and tests each row's
- *   name: many matches means the first page is found after a short walk.
+ *   `_` and `\` escaped) for three characters or more, and a GIN index of every name's one- and
+ *   two-character substrings serves shorter queries (search-postgresql.ts). The rows are then sorted and
+ *   paged among those few.
+ * - **filter**: a query that matches many, or on SQLite of one character (one that ends a name begins no
+ *   trigram of it), walks the view's own index in its order (the access rule and the filters first) and
+ *   tests each row's name: many matches means the first page is found after a short walk.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
- * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
+ * from PostgreSQL's statistics (the planner's estimate of the rows its index's condition keeps): neither costs more than a
  * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
 
@@ -60,9 +63,6 @@ export function pastPrefix(prefix: string): string | null {
 /** SQLite's FTS5 query for "contains this text": one phrase, its double quotes doubled; nothing else is special in a phrase. */
 export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
 
-/** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */
-export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\$&')}%`;
-
 /**
  * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
  * a phrase; for two characters at any `limit` of them (their terms' rows come term by term, not by id), which
@@ -85,22 +85,14 @@ async function sqliteMatchesUpTo(folded: string, limit: number): Promise<number>
   return Number(row?.count ?? 0);
 }
 
-type ExplainRow = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] };
-
-/** The rows PostgreSQL's planner expects `LIKE` to keep in the whole store (its statistics; nothing is read). */
-async function postgresEstimate(folded: string): Promise<number> {
-  // plant scope: EXPLAIN reads no row; the estimate is of the whole store and only picks a plan.
-  const [row] = await db.$queryRaw<ExplainRow[]>`EXPLAIN (FORMAT JSON) SELECT 1 FROM "Plant" p WHERE p."nameFolded" LIKE ${likePattern(folded)}`;
-  return row?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? Number.POSITIVE_INFINITY;
-}
-
 /** How this search finds its rows (see above). */
 export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
-  const served = engine === 'sqlite' ? [...folded].length >= SHORTEST_INDEXED_ON_SQLITE && !folded.includes(PADDING_CHARACTER) : indexable(folded);
+  // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
+  const served = engine === 'sqlite' ? [...folded].length >= SHORTEST_INDEXED_ON_SQLITE && !folded.includes(PADDING_CHARACTER) : folded.length > 0;
   if (!served) return { folded, plan: 'filter' };
-  const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresEstimate(folded);
+  const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresExpectedMatches(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
 }
 
