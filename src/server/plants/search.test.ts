@@ -16,14 +16,14 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { countMatching, type PlannedFilters, ready, selectFrom } from './query';
-import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
+import { ftsMatches, INDEXED_MATCHES_MAX, planNameSearch } from './search';
 
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
  * both plans (the trigram index, and the walk that tests each name) answer exactly what "the folded name
- * contains the folded query" says, for any text (two characters through the terms of the index, one by the
- * walk only); the index is kept by the database with every write; the plan is chosen by how many match;
- * counts stop at the cap.
+ * contains the folded query" says, for any text (two characters through the terms of the index, one through
+ * those terms and the index of last characters); the index is kept by the database with every write; the plan
+ * is chosen by how many match; counts stop at the cap.
  */
 
 function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
@@ -59,7 +59,7 @@ describe('the name search on SQLite', () => {
           const expected = plants.filter((plant) => foldForSearch(plant.name).includes(foldForSearch(q))).map((plant) => plant.id);
           const range = (ids: bigint[]) => ids.filter((id) => id >= first);
           expect(range(await idsFound(actorOf(owner), q, 'filter')), `walk, q=${JSON.stringify(q)}`).toEqual(expected);
-          if ([...foldForSearch(q)].length >= 2) expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+          expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
         }
       }),
       { numRuns: 60 },
@@ -127,20 +127,28 @@ describe('the name search on SQLite', () => {
     expect(Number(legacy!.n)).toBe(0);
   });
 
-  it('takes a search of few matches from the index (two characters or more), and one of many or of one character by the walk', async () => {
+  it('takes a search of few matches from the index (any length), and one of many by the walk', async () => {
     const ownerId = actorOf(await signIn('search-plans')).userId;
     expect((await planNameSearch('Rare orchid 7')).plan).toBe('index');
-    // Two characters with few or no matches: the terms of the index, not a walk of every plant. One character
-    // walks: a character that ends a name begins no trigram of it.
+    // One or two characters with few or no matches: the terms of the index (and for one character the index of
+    // last characters), not a walk of every plant.
     expect((await planNameSearch('zq')).plan).toBe('index');
-    expect((await planNameSearch('ж')).plan).toBe('filter');
+    expect((await planNameSearch('ж')).plan).toBe('index');
     await insertPlantRows(
       ownerId,
       Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `Crowded fern ${index}`, tag: 'crowded' })),
     );
     expect(await planNameSearch('CROWDED')).toEqual({ folded: 'crowded', plan: 'filter' });
     expect(await planNameSearch('Cr')).toEqual({ folded: 'cr', plan: 'filter' });
+    expect(await planNameSearch('W')).toEqual({ folded: 'w', plan: 'filter' });
     expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
+  });
+
+  it('finds the names a character ends through the index of last characters, never by reading every plant', async () => {
+    const plan = (await db.$queryRaw<{ detail: string }[]>`EXPLAIN QUERY PLAN ${ftsMatches('ж', INDEXED_MATCHES_MAX + 1)}`).map((row) => row.detail);
+    // The expression must be the migration's own (*_plant_name_search_one_character), or SQLite scans "Plant".
+    expect(plan).toContain('SEARCH l USING COVERING INDEX Plant_nameFolded_last_character_idx (<expr>=?)');
+    expect(plan.filter((detail) => detail.startsWith('SCAN l'))).toEqual([]);
   });
 
   it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {

@@ -13,12 +13,15 @@ import { foldForSearch } from '@/shared/plants';
  *   after it (migration *_plant_name_search_two_characters): a query of three characters or more is a phrase
  *   query of its text (exactly "contains it"); one of two characters is the terms that begin with it (every
  *   two-character substring begins some trigram of the padded name), one range of the term list read through
- *   the fts5vocab table "PlantNameSearchTerms". PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`,
- *   `_` and `\` escaped) for three characters or more. The rows are then sorted and paged among those few.
- * - **filter**: a query that matches many, or of one character (one that ends a name begins no trigram of
- *   it), or on PostgreSQL of two (pg_trgm extracts no trigram from them and would read its whole index),
- *   walks the view's own index in its order (the access rule and the filters first) and tests each row's
- *   name: many matches means the first page is found after a short walk.
+ *   the fts5vocab table "PlantNameSearchTerms"; one of one character is the terms that begin with it and the
+ *   names that end with it (the only place where a character begins no trigram, names of one character
+ *   included), the latter from an index of each name's last character (migration
+ *   *_plant_name_search_one_character). PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`, `_`
+ *   and `\` escaped) for three characters or more. The rows are then sorted and paged among those few.
+ * - **filter**: a query that matches many, or on PostgreSQL one of one or two characters (pg_trgm extracts no
+ *   trigram from them and would read its whole index), walks the view's own index in its order (the access
+ *   rule and the filters first) and tests each row's name: many matches means the first page is found after
+ *   a short walk.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
@@ -29,8 +32,8 @@ import { foldForSearch } from '@/shared/plants';
 export const INDEXED_MATCHES_MAX = 10_000;
 /** The shortest query the trigram index can serve as a phrase: one trigram. */
 export const TRIGRAM_LENGTH = 3;
-/** The shortest query SQLite's padded index can serve at all: the start of a trigram (see above). */
-export const SHORTEST_INDEXED_ON_SQLITE = 2;
+/** The shortest query SQLite's padded index serves as the start of a trigram (see above); a shorter one adds the names it ends. */
+export const SHORTEST_PREFIX_ON_SQLITE = 2;
 
 export type NameSearch = {
   /** The query folded as names are (foldForSearch). */
@@ -65,15 +68,21 @@ export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\
 
 /**
  * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
- * a phrase; for two characters at any `limit` of them (their terms' rows come term by term, not by id), which
- * is all a count up to a cap asks.
+ * a phrase; for one or two characters at any `limit` of them (their terms' rows come term by term, not by
+ * id), which is all a count up to a cap asks.
  */
 export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
   if (!indexable(folded)) {
     const past = pastPrefix(folded);
     const range = past === null ? Prisma.sql`term >= ${folded}` : Prisma.sql`term >= ${folded} AND term < ${past}`;
     const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
-    return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
+    if ([...folded].length >= SHORTEST_PREFIX_ON_SQLITE) return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
+    const beginning = Prisma.sql`SELECT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}`;
+    // One character: also the names it ends, from the index of last characters (its expression spelled as
+    // the migration spells it). UNION ALL under one DISTINCT, not UNION: a LIMIT then stops both early.
+    // plant scope: ids of matching names only, whose rows are read through conditions() (sqliteIndexedPlants).
+    const ending = Prisma.sql`SELECT l.id AS id FROM "Plant" l WHERE substr(l."nameFolded", -1) = ${folded}`;
+    return Prisma.sql`SELECT DISTINCT id FROM (${beginning} UNION ALL ${ending})${cut}`;
   }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
   return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
@@ -98,7 +107,7 @@ async function postgresEstimate(folded: string): Promise<number> {
 export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
-  const served = engine === 'sqlite' ? [...folded].length >= SHORTEST_INDEXED_ON_SQLITE && !folded.includes(PADDING_CHARACTER) : indexable(folded);
+  const served = engine === 'sqlite' ? folded.length > 0 && !folded.includes(PADDING_CHARACTER) : indexable(folded);
   if (!served) return { folded, plan: 'filter' };
   const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresEstimate(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
