@@ -28,8 +28,13 @@ import { foldForSearch } from '@/shared/plants';
  * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
 
-/** A search matching at most this many plants in the whole store is served by the trigram index. */
-export const INDEXED_MATCHES_MAX = 10_000;
+/**
+ * A search matching at most this many plants in the whole store is served by the trigram index. On SQLite it
+ * is also what deciding costs: the count reads the phrase's matches in id order up to this many plus one, and
+ * a phrase rarer than its trigrams ("orchid ivy") pays for every row of their longer lists on the way; at
+ * 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md, "Round four: search on SQLite").
+ */
+export const INDEXED_MATCHES_MAX = engine === 'sqlite' ? 2_000 : 10_000;
 /** The shortest query the trigram index can serve as a phrase: one trigram. */
 export const TRIGRAM_LENGTH = 3;
 /** The shortest query SQLite's padded index serves as the start of a trigram (see above); a shorter one adds the names it ends. */
