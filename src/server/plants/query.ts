@@ -8,7 +8,7 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
+import { indexable, likePattern, nameContains, type NameSearch, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
 
 /**
  * The SQL every read of plant rows shares: the access scope (scope.ts) and the filters (one WHERE), the sort
@@ -117,6 +117,27 @@ export function segmentOfRow(sort: PlantSort, row: { tag?: string | null }): num
   return sort.key === 'tag' && (row.tag === null || row.tag === undefined) ? 1 : 0;
 }
 
+/**
+ * Rows in id order past `past`, `limit` of them: `query` is asked with a table of plants and the id it orders by.
+ * On SQLite a search of many matches of three characters or more first tries the phrase's first matches by id
+ * (sqliteIdOrderProbe), which hold the page after a few dozen when the view holds most plants, and walks the view
+ * only when they hold too few of its rows; otherwise the rows come from plantsFrom as always.
+ */
+export async function inIdOrder<Row>(
+  filters: PlannedFilters,
+  descending: boolean,
+  past: bigint | undefined,
+  limit: number,
+  query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
+): Promise<Row[]> {
+  const search = searchOf(filters);
+  if (engine === 'sqlite' && search?.plan === 'filter' && indexable(search.folded)) {
+    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
+    if (probed.length >= limit) return probed;
+  }
+  return query(plantsFrom(filters), idColumn(filters));
+}
+
 /** A position in an order: a row's segment, its key as the database holds it, and its id. */
 export type KeysetPosition = { segment: number; key: unknown; id: bigint };
 
@@ -184,8 +205,10 @@ export async function selectFrom(
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
-    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending, idColumn(filters)));
-    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, plantsFrom(filters))} ${whereOf(where)} ${orderBy(segment, descending, idColumn(filters))} LIMIT ${options.limit - rows.length}`;
+    const from = options.from && index === options.from.segment ? options.from : undefined;
+    const select = (source: Prisma.Sql, id: Prisma.Sql) =>
+      db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, source)} ${whereOf([...where, ...(from ? [pastCondition(segment, from, descending, id)] : [])])} ${orderBy(segment, descending, id)} LIMIT ${options.limit - rows.length}`;
+    const found = segment.key ? await select(plantsFrom(filters), idColumn(filters)) : await inIdOrder(filters, descending, from?.id, options.limit - rows.length, select);
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
   }

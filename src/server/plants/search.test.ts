@@ -16,7 +16,8 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { countMatching, type PlannedFilters, ready, selectFrom } from './query';
-import { ftsMatches, INDEXED_MATCHES_MAX, planNameSearch } from './search';
+import { listPlants } from './service';
+import { ftsMatches, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, planNameSearch } from './search';
 
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
@@ -37,6 +38,36 @@ async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Prom
   const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };
   const rows = await selectFrom(actor, filters, DEFAULT_SORT, { limit: 1_000, withOwner: false });
   return rows.map((row) => BigInt(row.id));
+}
+
+/**
+ * The same search a few rows at a time in id order, from just before `first` up (or from `past` down), as the
+ * admin table (selectFrom) and the REST list (listPlants) page: what the filter plan's probe of the phrase's
+ * first matches by id answers is held to the index's, at every position and in both directions.
+ */
+async function idsPaged(actor: Actor, q: string, plan: 'index' | 'filter', first: bigint, past: bigint, descending: boolean): Promise<bigint[]> {
+  const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };
+  const sort = { key: 'id', dir: descending ? 'desc' : 'asc' } as const;
+  const ids: bigint[] = [];
+  let from = { segment: 0, key: null, id: descending ? past : first - 1n };
+  for (;;) {
+    const rows = (await selectFrom(actor, filters, sort, { from, limit: 2, withOwner: false })).filter((row) => BigInt(row.id) >= first && BigInt(row.id) < past);
+    ids.push(...rows.map((row) => BigInt(row.id)));
+    if (rows.length < 2) return ids;
+    from = { segment: 0, key: null, id: BigInt(rows[1]!.id) };
+  }
+}
+
+/** The REST list's ids for `q`, page by page (`limit` a page), as the service answers them. */
+async function idsListed(actor: Actor, q: string, limit: number): Promise<bigint[]> {
+  const ids: bigint[] = [];
+  let after: bigint | undefined;
+  do {
+    const page = await listPlants(actor, { limit, q, ...(after === undefined ? {} : { after }) });
+    ids.push(...page.plants.map((plant) => plant.id));
+    after = page.nextAfter ?? undefined;
+  } while (after !== undefined);
+  return ids;
 }
 
 describe('the name search on SQLite', () => {
@@ -60,6 +91,10 @@ describe('the name search on SQLite', () => {
           const range = (ids: bigint[]) => ids.filter((id) => id >= first);
           expect(range(await idsFound(actorOf(owner), q, 'filter')), `walk, q=${JSON.stringify(q)}`).toEqual(expected);
           expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+          for (const plan of ['filter', 'index'] as const) {
+            expect(await idsPaged(actorOf(owner), q, plan, first, nextId, false), `${plan}, paged up, q=${JSON.stringify(q)}`).toEqual(expected);
+            expect(await idsPaged(actorOf(owner), q, plan, first, nextId, true), `${plan}, paged down, q=${JSON.stringify(q)}`).toEqual(expected.toReversed());
+          }
         }
       }),
       { numRuns: 60 },
@@ -150,6 +185,23 @@ describe('the name search on SQLite', () => {
     expect(plan).toContain('SEARCH l USING COVERING INDEX Plant_nameFolded_last_character_idx (<expr>=?)');
     expect(plan.filter((detail) => detail.startsWith('SCAN l'))).toEqual([]);
   });
+
+  it("pages a search of many matches by id from the phrase's first matches, and walks when they hold too few of the view's", async () => {
+    const crowd = actorOf(await signIn('search-probe-crowd'));
+    const few = actorOf(await signIn('search-probe-few'));
+    // Many matches (the filter plan), nearly all another member's: the few's are spread among them by id and
+    // past the probe's reach, so their pages come from the walk; the crowd's come from the probe.
+    const crowded = Array.from({ length: INDEXED_MATCHES_MAX + ID_ORDER_PROBE_MATCHES }, (_, index) => ({ id: 5_000_000n + BigInt(index) * 2n, name: `Probe fern ${index}` }));
+    await insertPlantRows(crowd.userId, crowded);
+    const mine = [5_000_001n, 5_000_003n, 5_000_000n + BigInt(INDEXED_MATCHES_MAX) * 2n + 1n, 5_000_000n + BigInt(INDEXED_MATCHES_MAX + ID_ORDER_PROBE_MATCHES) * 2n + 1n];
+    await insertPlantRows(few.userId, mine.map((id) => ({ id, name: `Probe fern of mine ${id}` })));
+    await insertPlantRows(few.userId, [{ id: 5_000_005n, name: 'Probe palm' }]);
+    expect((await planNameSearch('probe fern')).plan).toBe('filter');
+    expect(await idsListed(few, 'probe fern', 2)).toEqual(mine);
+    expect(await idsListed(crowd, 'probe fern', 7)).toEqual(crowded.map((plant) => plant.id));
+    expect(await idsPaged(few, 'probe fern', 'filter', 0n, 2n ** 62n, true)).toEqual(mine.toReversed());
+    expect(await idsPaged(crowd, 'probe fern', 'filter', 0n, 2n ** 62n, false)).toEqual(crowded.map((plant) => plant.id));
+  }, 60_000);
 
   it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {
     const member = await signIn('search-counts');

@@ -123,6 +123,26 @@ export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."
   return engine === 'sqlite' ? Prisma.sql`instr(${column}, ${folded}) > 0` : Prisma.sql`strpos(${column}, ${folded}) > 0`;
 }
 
+/**
+ * How many of a phrase's matches SQLite reads in id order for a page of the filter plan before it walks the
+ * view's own index instead (sqliteIdOrderProbe).
+ */
+export const ID_ORDER_PROBE_MATCHES = 1_000;
+
+/**
+ * SQLite, a search of many matches of three characters or more in id order: a table of plants from the
+ * phrase's first ID_ORDER_PROBE_MATCHES matches by id past `past` (FTS5 lists them in id order, either way),
+ * like sqliteIndexedPlants. For a view of most plants a page is among them; a caller that finds too few of the
+ * view's rows there walks instead, from the same position: the matches it read are all the ones before.
+ */
+export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined): Prisma.Sql {
+  const bound = past === undefined ? Prisma.empty : descending ? Prisma.sql` AND rowid < ${past}` : Prisma.sql` AND rowid > ${past}`;
+  const order = descending ? Prisma.sql`DESC` : Prisma.sql`ASC`;
+  const matches = Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`;
+  // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
+  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
+}
+
 /** SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id. */
 export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
   // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
