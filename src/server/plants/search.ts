@@ -21,7 +21,8 @@ import { foldForSearch } from '@/shared/plants';
  * - **filter**: a query that matches many, or on PostgreSQL one of one or two characters (pg_trgm extracts no
  *   trigram from them and would read its whole index), walks the view's own index in its order (the access
  *   rule and the filters first) and tests each row's name: many matches means the first page is found after
- *   a short walk.
+ *   a short walk. On SQLite a page in id order of three characters or more first looks among the phrase's
+ *   first matches by id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows `LIKE` keeps): neither costs more than a
