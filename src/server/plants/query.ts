@@ -8,7 +8,7 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { indexable, nameContains, type NameSearch, planNameSearch, sqliteIndexedPlants } from './search';
+import { indexable, nameContains, type NameSearch, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
 import { postgresIndexedName } from './search-postgresql';
 
 /**
@@ -118,6 +118,27 @@ export function segmentOfRow(sort: PlantSort, row: { tag?: string | null }): num
   return sort.key === 'tag' && (row.tag === null || row.tag === undefined) ? 1 : 0;
 }
 
+/**
+ * Rows in id order past `past`, `limit` of them: `query` is asked with a table of plants and the id it orders by.
+ * On SQLite a search of many matches of three characters or more first tries the phrase's first matches by id
+ * (sqliteIdOrderProbe), which hold the page after a few dozen when the view holds most plants, and walks the view
+ * only when they hold too few of its rows; otherwise the rows come from plantsFrom as always.
+ */
+export async function inIdOrder<Row>(
+  filters: PlannedFilters,
+  descending: boolean,
+  past: bigint | undefined,
+  limit: number,
+  query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
+): Promise<Row[]> {
+  const search = searchOf(filters);
+  if (engine === 'sqlite' && search?.plan === 'filter' && indexable(search.folded)) {
+    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
+    if (probed.length >= limit) return probed;
+  }
+  return query(plantsFrom(filters), idColumn(filters));
+}
+
 /** A position in an order: a row's segment, its key as the database holds it, and its id. */
 export type KeysetPosition = { segment: number; key: unknown; id: bigint };
 
@@ -170,14 +191,14 @@ export function rowSelect(withOwner: boolean, segment: Segment, from: Prisma.Sql
 }
 
 /**
- * Where a page's rows come from: plantsFrom(), except on PostgreSQL for a walk in name order (the filter plan
+ * Where a page's rows come from: `source` (plantsFrom(), or SQLite's id-order probe), except on PostgreSQL for a walk in name order (the filter plan
  * sorted by name). Its matches may lie far apart in that order (at 10 M, "orchid" sorted by name passes some
  * 550,000 names before its first match), and an index scan would read each passed row from the table to test
  * its name. So the page's ids come first from the name index alone, an index-only scan that tests each folded
  * name where the index holds it, and only those rows are read.
  */
-function pageFrom(filters: PlannedFilters, segment: Segment, where: Prisma.Sql[], ordering: Prisma.Sql, limit: number): Prisma.Sql {
-  if (engine !== 'postgresql' || searchOf(filters)?.plan !== 'filter' || segment.keyColumn !== 'nameFolded') return plantsFrom(filters);
+function pageFrom(source: Prisma.Sql, filters: PlannedFilters, segment: Segment, where: Prisma.Sql[], ordering: Prisma.Sql, limit: number): Prisma.Sql {
+  if (engine !== 'postgresql' || searchOf(filters)?.plan !== 'filter' || segment.keyColumn !== 'nameFolded') return source;
   // plant scope: `where` starts with conditions(); the outer query applies it again to the page's rows.
   return Prisma.sql`(SELECT p.id FROM "Plant" p ${whereOf(where)} ${ordering} LIMIT ${limit}) page JOIN "Plant" p ON p.id = page.id`;
 }
@@ -198,10 +219,14 @@ export async function selectFrom(
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
-    if (options.from && index === options.from.segment) where.push(pastCondition(segment, options.from, descending, idColumn(filters)));
-    const ordering = orderBy(segment, descending, idColumn(filters));
+    const from = options.from && index === options.from.segment ? options.from : undefined;
     const limit = options.limit - rows.length;
-    const found = await db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, pageFrom(filters, segment, where, ordering, limit))} ${whereOf(where)} ${ordering} LIMIT ${limit}`;
+    const select = (source: Prisma.Sql, id: Prisma.Sql) => {
+      const bounded = from ? [...where, pastCondition(segment, from, descending, id)] : where;
+      const ordering = orderBy(segment, descending, id);
+      return db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, pageFrom(source, filters, segment, bounded, ordering, limit))} ${whereOf(bounded)} ${ordering} LIMIT ${limit}`;
+    };
+    const found = segment.key ? await select(plantsFrom(filters), idColumn(filters)) : await inIdOrder(filters, descending, from?.id, limit, select);
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
   }

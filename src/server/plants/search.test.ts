@@ -16,14 +16,15 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { countMatching, type PlannedFilters, ready, selectFrom } from './query';
-import { INDEXED_MATCHES_MAX, planNameSearch } from './search';
+import { listPlants } from './service';
+import { ftsMatches, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, planNameSearch } from './search';
 
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
  * both plans (the trigram index, and the walk that tests each name) answer exactly what "the folded name
- * contains the folded query" says, for any text (two characters through the terms of the index, one by the
- * walk only); the index is kept by the database with every write; the plan is chosen by how many match;
- * counts stop at the cap.
+ * contains the folded query" says, for any text (two characters through the terms of the index, one through
+ * those terms and the index of last characters); the index is kept by the database with every write; the plan
+ * is chosen by how many match; counts stop at the cap.
  */
 
 function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
@@ -37,6 +38,36 @@ async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Prom
   const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };
   const rows = await selectFrom(actor, filters, DEFAULT_SORT, { limit: 1_000, withOwner: false });
   return rows.map((row) => BigInt(row.id));
+}
+
+/**
+ * The same search a few rows at a time in id order, from just before `first` up (or from `past` down), as the
+ * admin table (selectFrom) and the REST list (listPlants) page: what the filter plan's probe of the phrase's
+ * first matches by id answers is held to the index's, at every position and in both directions.
+ */
+async function idsPaged(actor: Actor, q: string, plan: 'index' | 'filter', first: bigint, past: bigint, descending: boolean): Promise<bigint[]> {
+  const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };
+  const sort = { key: 'id', dir: descending ? 'desc' : 'asc' } as const;
+  const ids: bigint[] = [];
+  let from = { segment: 0, key: null, id: descending ? past : first - 1n };
+  for (;;) {
+    const rows = (await selectFrom(actor, filters, sort, { from, limit: 2, withOwner: false })).filter((row) => BigInt(row.id) >= first && BigInt(row.id) < past);
+    ids.push(...rows.map((row) => BigInt(row.id)));
+    if (rows.length < 2) return ids;
+    from = { segment: 0, key: null, id: BigInt(rows[1]!.id) };
+  }
+}
+
+/** The REST list's ids for `q`, page by page (`limit` a page), as the service answers them. */
+async function idsListed(actor: Actor, q: string, limit: number): Promise<bigint[]> {
+  const ids: bigint[] = [];
+  let after: bigint | undefined;
+  do {
+    const page = await listPlants(actor, { limit, q, ...(after === undefined ? {} : { after }) });
+    ids.push(...page.plants.map((plant) => plant.id));
+    after = page.nextAfter ?? undefined;
+  } while (after !== undefined);
+  return ids;
 }
 
 describe('the name search on SQLite', () => {
@@ -59,7 +90,11 @@ describe('the name search on SQLite', () => {
           const expected = plants.filter((plant) => foldForSearch(plant.name).includes(foldForSearch(q))).map((plant) => plant.id);
           const range = (ids: bigint[]) => ids.filter((id) => id >= first);
           expect(range(await idsFound(actorOf(owner), q, 'filter')), `walk, q=${JSON.stringify(q)}`).toEqual(expected);
-          if ([...foldForSearch(q)].length >= 2) expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+          expect(range(await idsFound(actorOf(owner), q, 'index')), `index, q=${JSON.stringify(q)}`).toEqual(expected);
+          for (const plan of ['filter', 'index'] as const) {
+            expect(await idsPaged(actorOf(owner), q, plan, first, nextId, false), `${plan}, paged up, q=${JSON.stringify(q)}`).toEqual(expected);
+            expect(await idsPaged(actorOf(owner), q, plan, first, nextId, true), `${plan}, paged down, q=${JSON.stringify(q)}`).toEqual(expected.toReversed());
+          }
         }
       }),
       { numRuns: 60 },
@@ -127,21 +162,46 @@ describe('the name search on SQLite', () => {
     expect(Number(legacy!.n)).toBe(0);
   });
 
-  it('takes a search of few matches from the index (two characters or more), and one of many or of one character by the walk', async () => {
+  it('takes a search of few matches from the index (any length), and one of many by the walk', async () => {
     const ownerId = actorOf(await signIn('search-plans')).userId;
     expect((await planNameSearch('Rare orchid 7')).plan).toBe('index');
-    // Two characters with few or no matches: the terms of the index, not a walk of every plant. One character
-    // walks: a character that ends a name begins no trigram of it.
+    // One or two characters with few or no matches: the terms of the index (and for one character the index of
+    // last characters), not a walk of every plant.
     expect((await planNameSearch('zq')).plan).toBe('index');
-    expect((await planNameSearch('ж')).plan).toBe('filter');
+    expect((await planNameSearch('ж')).plan).toBe('index');
     await insertPlantRows(
       ownerId,
       Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `Crowded fern ${index}`, tag: 'crowded' })),
     );
     expect(await planNameSearch('CROWDED')).toEqual({ folded: 'crowded', plan: 'filter' });
     expect(await planNameSearch('Cr')).toEqual({ folded: 'cr', plan: 'filter' });
+    expect(await planNameSearch('W')).toEqual({ folded: 'w', plan: 'filter' });
     expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
   });
+
+  it('finds the names a character ends through the index of last characters, never by reading every plant', async () => {
+    const plan = (await db.$queryRaw<{ detail: string }[]>`EXPLAIN QUERY PLAN ${ftsMatches('ж', INDEXED_MATCHES_MAX + 1)}`).map((row) => row.detail);
+    // The expression must be the migration's own (*_plant_name_search_one_character), or SQLite scans "Plant".
+    expect(plan).toContain('SEARCH l USING COVERING INDEX Plant_nameFolded_last_character_idx (<expr>=?)');
+    expect(plan.filter((detail) => detail.startsWith('SCAN l'))).toEqual([]);
+  });
+
+  it("pages a search of many matches by id from the phrase's first matches, and walks when they hold too few of the view's", async () => {
+    const crowd = actorOf(await signIn('search-probe-crowd'));
+    const few = actorOf(await signIn('search-probe-few'));
+    // Many matches (the filter plan), nearly all another member's: the few's are spread among them by id and
+    // past the probe's reach, so their pages come from the walk; the crowd's come from the probe.
+    const crowded = Array.from({ length: INDEXED_MATCHES_MAX + ID_ORDER_PROBE_MATCHES }, (_, index) => ({ id: 5_000_000n + BigInt(index) * 2n, name: `Probe fern ${index}` }));
+    await insertPlantRows(crowd.userId, crowded);
+    const mine = [5_000_001n, 5_000_003n, 5_000_000n + BigInt(INDEXED_MATCHES_MAX) * 2n + 1n, 5_000_000n + BigInt(INDEXED_MATCHES_MAX + ID_ORDER_PROBE_MATCHES) * 2n + 1n];
+    await insertPlantRows(few.userId, mine.map((id) => ({ id, name: `Probe fern of mine ${id}` })));
+    await insertPlantRows(few.userId, [{ id: 5_000_005n, name: 'Probe palm' }]);
+    expect((await planNameSearch('probe fern')).plan).toBe('filter');
+    expect(await idsListed(few, 'probe fern', 2)).toEqual(mine);
+    expect(await idsListed(crowd, 'probe fern', 7)).toEqual(crowded.map((plant) => plant.id));
+    expect(await idsPaged(few, 'probe fern', 'filter', 0n, 2n ** 62n, true)).toEqual(mine.toReversed());
+    expect(await idsPaged(crowd, 'probe fern', 'filter', 0n, 2n ** 62n, false)).toEqual(crowded.map((plant) => plant.id));
+  }, 60_000);
 
   it(`counts up to ${COUNT_CAP.toLocaleString('en')} (a search to ${SEARCH_COUNT_CAP.toLocaleString('en')}) and says "at least" past it`, async () => {
     const member = await signIn('search-counts');

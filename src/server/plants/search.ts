@@ -15,25 +15,33 @@ import { postgresExpectedMatches } from './search-postgresql';
  *   after it (migration *_plant_name_search_two_characters): a query of three characters or more is a phrase
  *   query of its text (exactly "contains it"); one of two characters is the terms that begin with it (every
  *   two-character substring begins some trigram of the padded name), one range of the term list read through
- *   the fts5vocab table "PlantNameSearchTerms". PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`,
- *   `_` and `\` escaped) for three characters or more, and a GIN index of every name's one- and
- *   two-character substrings serves shorter queries (search-postgresql.ts). The rows are then sorted and
- *   paged among those few.
- * - **filter**: a query that matches many, or on SQLite of one character (one that ends a name begins no
- *   trigram of it), walks the view's own index in its order (the access rule and the filters first) and
- *   tests each row's name: many matches means the first page is found after a short walk.
+ *   the fts5vocab table "PlantNameSearchTerms"; one of one character is the terms that begin with it and the
+ *   names that end with it (the only place where a character begins no trigram, names of one character
+ *   included), the latter from an index of each name's last character (migration
+ *   *_plant_name_search_one_character). PostgreSQL's pg_trgm GIN index serves `LIKE '%…%'` (with `%`, `_`
+ *   and `\` escaped) for three characters or more, and a GIN index of every name's one- and two-character
+ *   substrings serves shorter queries (search-postgresql.ts). The rows are then sorted and paged among those few.
+ * - **filter**: a query that matches many walks the view's own index in its order (the access rule and the
+ *   filters first) and tests each row's name: many matches means the first page is found after a short walk.
+ *   On SQLite a page in id order of three characters or more first looks among the phrase's first matches by
+ *   id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
  * from PostgreSQL's statistics (the planner's estimate of the rows its index's condition keeps): neither costs more than a
  * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
 
-/** A search matching at most this many plants in the whole store is served by the trigram index. */
-export const INDEXED_MATCHES_MAX = 10_000;
+/**
+ * A search matching at most this many plants in the whole store is served by the trigram index. On SQLite it
+ * is also what deciding costs: the count reads the phrase's matches in id order up to this many plus one, and
+ * a phrase rarer than its trigrams ("orchid ivy") pays for every row of their longer lists on the way; at
+ * 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md, "Round four: search on SQLite").
+ */
+export const INDEXED_MATCHES_MAX = engine === 'sqlite' ? 2_000 : 10_000;
 /** The shortest query the trigram index can serve as a phrase: one trigram. */
 export const TRIGRAM_LENGTH = 3;
-/** The shortest query SQLite's padded index can serve at all: the start of a trigram (see above). */
-export const SHORTEST_INDEXED_ON_SQLITE = 2;
+/** The shortest query SQLite's padded index serves as the start of a trigram (see above); a shorter one adds the names it ends. */
+export const SHORTEST_PREFIX_ON_SQLITE = 2;
 
 export type NameSearch = {
   /** The query folded as names are (foldForSearch). */
@@ -65,15 +73,21 @@ export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`
 
 /**
  * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
- * a phrase; for two characters at any `limit` of them (their terms' rows come term by term, not by id), which
- * is all a count up to a cap asks.
+ * a phrase; for one or two characters at any `limit` of them (their terms' rows come term by term, not by
+ * id), which is all a count up to a cap asks.
  */
 export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
   if (!indexable(folded)) {
     const past = pastPrefix(folded);
     const range = past === null ? Prisma.sql`term >= ${folded}` : Prisma.sql`term >= ${folded} AND term < ${past}`;
     const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
-    return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
+    if ([...folded].length >= SHORTEST_PREFIX_ON_SQLITE) return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
+    const beginning = Prisma.sql`SELECT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}`;
+    // One character: also the names it ends, from the index of last characters (its expression spelled as
+    // the migration spells it). UNION ALL under one DISTINCT, not UNION: a LIMIT then stops both early.
+    // plant scope: ids of matching names only, whose rows are read through conditions() (sqliteIndexedPlants).
+    const ending = Prisma.sql`SELECT l.id AS id FROM "Plant" l WHERE substr(l."nameFolded", -1) = ${folded}`;
+    return Prisma.sql`SELECT DISTINCT id FROM (${beginning} UNION ALL ${ending})${cut}`;
   }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
   return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
@@ -90,7 +104,7 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
   // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
-  const served = engine === 'sqlite' ? [...folded].length >= SHORTEST_INDEXED_ON_SQLITE && !folded.includes(PADDING_CHARACTER) : folded.length > 0;
+  const served = folded.length > 0 && !(engine === 'sqlite' && folded.includes(PADDING_CHARACTER));
   if (!served) return { folded, plan: 'filter' };
   const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresExpectedMatches(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
@@ -99,6 +113,26 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
 export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."nameFolded"`): Prisma.Sql {
   return engine === 'sqlite' ? Prisma.sql`instr(${column}, ${folded}) > 0` : Prisma.sql`strpos(${column}, ${folded}) > 0`;
+}
+
+/**
+ * How many of a phrase's matches SQLite reads in id order for a page of the filter plan before it walks the
+ * view's own index instead (sqliteIdOrderProbe).
+ */
+export const ID_ORDER_PROBE_MATCHES = 1_000;
+
+/**
+ * SQLite, a search of many matches of three characters or more in id order: a table of plants from the
+ * phrase's first ID_ORDER_PROBE_MATCHES matches by id past `past` (FTS5 lists them in id order, either way),
+ * like sqliteIndexedPlants. For a view of most plants a page is among them; a caller that finds too few of the
+ * view's rows there walks instead, from the same position: the matches it read are all the ones before.
+ */
+export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined): Prisma.Sql {
+  const bound = past === undefined ? Prisma.empty : descending ? Prisma.sql` AND rowid < ${past}` : Prisma.sql` AND rowid > ${past}`;
+  const order = descending ? Prisma.sql`DESC` : Prisma.sql`ASC`;
+  const matches = Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`;
+  // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
+  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
 }
 
 /** SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id. */

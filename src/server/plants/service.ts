@@ -17,7 +17,7 @@ import {
   toPlant,
 } from '@/shared/plants';
 
-import { conditions, idColumn, PLANT_COLUMNS, plantsFrom, type RawRow, ready, toRow, whereOf } from './query';
+import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScopeWhere } from './scope';
 
@@ -52,9 +52,10 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
 /** The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. */
 export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
   const planned = await ready(filters);
-  const id = idColumn(planned);
-  const where = [...conditions(actor, planned), ...(after === undefined ? [] : [Prisma.sql`${id} > ${after}`])];
-  const rows = await db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} FROM ${plantsFrom(planned)} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;
+  const rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => {
+    const where = [...conditions(actor, planned), ...(after === undefined ? [] : [Prisma.sql`${id} > ${after}`])];
+    return db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} FROM ${from} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;
+  });
   const plants = rows.slice(0, limit).map((row) => toRow(row, false));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null };
 }

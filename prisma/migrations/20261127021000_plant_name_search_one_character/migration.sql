@@ -1,0 +1,12 @@
+-- One character through the name search's indexes (src/server/plants/search.ts), written by hand like
+-- *_plant_name_search: Prisma's schema language has no index on an expression. Each folded name is indexed
+-- with one U+0001 after it (*_plant_name_search_two_characters), so a character of a name begins a trigram
+-- of the indexed text unless it is the name's last: then it ends the name, and no term begins with it. This
+-- index holds each name's last character, so the plants containing a one-character query are those of the
+-- terms that begin with it (one range of the term list) and those whose name ends with it (one range of
+-- this index), without walking every name. `substr(…, -1)` counts characters (code points), as the query
+-- does; the queries spell the expression exactly so, or SQLite would not use the index. Not a third padding
+-- character in the trigram index: two made every longer search slower once plants were deleted
+-- (docs/performance.md, "Name search and counts at 10 M", point 5). About 1 s per million plants to build,
+-- while the write lock is held; one small entry more per write.
+CREATE INDEX "Plant_nameFolded_last_character_idx" ON "Plant"(substr("nameFolded", -1), "id");
