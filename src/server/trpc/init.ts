@@ -21,7 +21,7 @@ export type Context = {
   /** Resolved by the front before either door runs, so both rate-limit the same token the same way. */
   auth: AuthState;
   /**
-   * What a procedure tells the doors beside its result. A shared object, since middlewares hand
+   * What a procedure tells the doors beside its result. A shared object, since the guard hands
    * procedures a copy of the context: `nextPageQuery` is the query of the next page, for REST's `Link`
    * header (the admin page asks for one row more than it shows instead); `headers` go on the answer
    * whatever it is (a 429's `Retry-After`).
