@@ -128,7 +128,7 @@ export function inDoorSpan(request: TracedRequest, run: () => Promise<void>): Pr
   });
 }
 
-/** A procedure's span (called from the one tRPC middleware every procedure has), the parent of its queries. */
+/** A procedure's span (called from the guard every procedure has: its caller, trpc/init.ts), the parent of its queries. */
 export function inProcedureSpan<T extends { ok: boolean }>(path: string, type: string, run: () => Promise<T>): Promise<T> {
   if (!tracer) return run();
   return inSpan(path, SpanKind.INTERNAL, { 'rpc.system': 'trpc', 'rpc.method': path, 'plant_store.procedure.type': type }, run, (result) => !result.ok);

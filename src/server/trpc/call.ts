@@ -8,7 +8,7 @@ export type ProcedureRef = { path: string; type: TRPCProcedureType };
 /**
  * How the REST and MCP doors call a procedure: with tRPC's own `callTRPCProcedure` (what its HTTP adapter and
  * its server-side caller run), the door's context and the input the door assembled. The procedure's
- * middlewares, input and output parsing and errors apply exactly as on the tRPC door; without the caller's
+ * guard, input and output parsing and errors apply exactly as on the tRPC door; without the caller's
  * proxy, nothing is built per call but the call's options. Throws what the procedure throws (a TRPCError).
  */
 export function createProcedureCaller(router: AnyTRPCRouter) {

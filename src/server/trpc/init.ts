@@ -21,7 +21,7 @@ export type Context = {
   /** Resolved by the front before either door runs, so both rate-limit the same token the same way. */
   auth: AuthState;
   /**
-   * What a procedure tells the doors beside its result. A shared object, since middlewares hand
+   * What a procedure tells the doors beside its result. A shared object, since the guard hands
    * procedures a copy of the context: `nextPageQuery` is the query of the next page, for REST's `Link`
    * header (the admin page asks for one row more than it shows instead); `headers` go on the answer
    * whatever it is (a 429's `Retry-After`).
@@ -133,10 +133,17 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * The one middleware in front of every procedure: its own turn, the actor (a missing or invalid token is a
- * 401), the permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of
- * their status. One step instead of five: tRPC copies the whole call's options at every middleware, which
- * was the largest single cost of a request in its code (`npm run bench -- --profile`).
+ * The one guard in front of every procedure: its own turn, the actor (a missing or invalid token is a 401),
+ * the permission when the procedure needs one, and AppErrors turned into TRPCErrors with the code of their
+ * status. It is the procedure's caller (tRPC's `experimental_caller`), not a middleware: tRPC copies the whole
+ * call's options twice at every middleware level (its `_objectSpread2` helper, the largest single cost of a
+ * call in its code; `npm run bench -- --profile`), and a caller wraps the call without adding a level: a
+ * list-shaped call (zod input and output, 20 rows) cost 23.1 µs of CPU with the guard as a middleware and
+ * 18.4 µs with it as the caller, as much as with no guard at all (docs/performance.md, "Round four"). It is
+ * tRPC's own hook for wrapping a procedure's call (still marked experimental in 11.x); the builder keeps its
+ * usual type (`GuardedBuilder`), so routers and the page's hooks see ordinary procedures. Since the caller is part of the
+ * procedure itself, every way to call one passes it: tRPC's HTTP adapter, `callTRPCProcedure` (the REST and
+ * MCP doors), a server-side caller (`guard.test.ts` calls every procedure of the app each way).
  *
  * Its own turn: the calls of a tRPC batch would otherwise run back to back as one block (better-sqlite3
  * answers synchronously), and a batch of ten pages of 1,000 plants held every other request ~50 ms (issue
@@ -144,19 +151,41 @@ export const createCallerFactory = t.createCallerFactory;
  * setImmediate the work queue started it on: http/guards/work-queue.ts); every further call waits for a
  * turn of its own.
  */
-function guard(permission?: Permission) {
-  return t.middleware(async ({ ctx, next, path, type }) => {
-    // The door's context object itself: the first middleware sees it, not a copy.
+type ProcedureCaller = Parameters<typeof t.procedure.experimental_caller>[0];
+
+function guard(permission?: Permission): ProcedureCaller {
+  return async ({ args, invoke }) => {
+    // What tRPC calls a procedure with (the adapter, `callTRPCProcedure`, a server-side caller alike).
+    const options = args[0] as Parameters<typeof invoke>[0];
+    const { ctx, path, type } = options;
+    // The door's context object itself, shared by the calls of a batch.
     if (ctx.callsStarted++ > 0) await new Promise((resolve) => setImmediate(resolve));
     const { auth } = ctx;
     if (auth.status !== 'signedIn') throw asTrpcError(authFailure(auth.status));
     if (permission && !can(auth.actor, permission)) throw asTrpcError(new AppError('forbidden', `this needs the "${permission}" permission`));
+    // The procedure sees the context with the actor, as a copy: a batch's calls share the door's object.
+    const call = { ...options, ctx: { ...ctx, actor: auth.actor } };
     // The procedure's span while tracing is on (its queries are its children), a plain call otherwise.
-    const result = await inProcedureSpan(path, type, () => next({ ctx: { actor: auth.actor } }));
-    if (!result.ok && result.error.cause instanceof AppError) throw asTrpcError(result.error.cause);
-    return result;
-  });
+    const result = await inProcedureSpan(path, type, () =>
+      invoke(call).then(
+        (data) => ({ ok: true as const, data }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    );
+    if (result.ok) return result.data;
+    const { error } = result;
+    if (error instanceof TRPCError && error.cause instanceof AppError) throw asTrpcError(error.cause);
+    throw error;
+  };
 }
+
+/**
+ * A guarded procedure's builder as its resolvers see it: the context and the actor the guard adds to it
+ * (the type a middleware adding `actor` would give; the guard itself is the caller above).
+ */
+type GuardedBuilder = ReturnType<typeof t.procedure.use<{ actor: Actor }>>;
+
+const guarded = (permission?: Permission) => t.procedure.experimental_caller(guard(permission)) as unknown as GuardedBuilder;
 
 /**
  * What a call costs against its token's bucket when that depends on its input (docs/api.md, "Rate limits"): the
@@ -168,6 +197,6 @@ export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): void {
   ctx.charge(cost - 1);
 }
 
-export const protectedProcedure = t.procedure.use(guard());
+export const protectedProcedure = guarded();
 
-export const procedureNeeding = (permission: Permission) => t.procedure.use(guard(permission)).meta({ permission });
+export const procedureNeeding = (permission: Permission) => guarded(permission).meta({ permission });
