@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { databaseStatementDuration } from '@/server/observability/metrics';
 import { signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 
@@ -32,4 +33,34 @@ describe("the admin table's inexact total", () => {
     expect(next.rows).toHaveLength(25);
     expect(next.total).toBeGreaterThanOrEqual(next.offset + 25 + 1);
   }, 60_000);
+});
+
+/** The database statements the server has run (each kind), from its own metric. */
+async function statementsRun(): Promise<number> {
+  const { values } = await databaseStatementDuration.get();
+  return values.filter((value) => value.metricName === 'plantstore_db_statement_duration_seconds_count').reduce((sum, value) => sum + value.value, 0);
+}
+
+describe("the admin table's first page", () => {
+  it('with room to spare is its own count: it does not count its matches again', async () => {
+    const member = await signIn('page-short-first');
+    const { auth } = member.context;
+    if (auth.status !== 'signedIn') throw new Error('not signed in');
+    const quinces = Array.from({ length: 12 }, (_, i) => `quince ${String(i).padStart(2, '0')}`);
+    await insertPlantRows(auth.actor.userId, quinces.map((name, i) => ({ id: BigInt(2_000_000 + i), name })));
+    await insertPlantRows(auth.actor.userId, [{ id: 2_000_100n, name: 'rose' }]);
+
+    const before = await statementsRun();
+    const short = await member.caller.plants.page({ size: 25, q: 'quince' });
+    const shortStatements = (await statementsRun()) - before;
+    expect(short.rows.map((row) => row.name)).toEqual(quinces);
+    expect({ total: short.total, exact: short.totalExact, hasNext: short.hasNext }).toEqual({ total: 12, exact: true, hasNext: false });
+
+    // The same search in pages of ten: another page follows, so the total is counted.
+    const between = await statementsRun();
+    const full = await member.caller.plants.page({ size: 10, q: 'quince' });
+    const fullStatements = (await statementsRun()) - between;
+    expect({ total: full.total, exact: full.totalExact, hasNext: full.hasNext }).toEqual({ total: 12, exact: true, hasNext: true });
+    expect(shortStatements).toBe(fullStatements - 1);
+  });
 });
