@@ -132,14 +132,14 @@ describe('the name search on SQLite', () => {
   it('finds U+FFFE, U+FFFF and U+FFFD as themselves (FTS5 reads U+FFFE and U+FFFF as U+FFFD)', async () => {
     const { caller } = await signIn('search-nonchar');
     // Names may hold noncharacters beside a visible one (shared/plants.ts), and queries too.
-    await caller.plants.create({ id: 2_100_001n, name: 'a\uFFFFb fern' });
-    await caller.plants.create({ id: 2_100_002n, name: 'a\uFFFDb palm' });
+    await caller.plants.create({ id: 2_900_001n, name: 'a\uFFFFb fern' });
+    await caller.plants.create({ id: 2_900_002n, name: 'a\uFFFDb palm' });
     const found = async (q: string) => (await caller.plants.list({ q })).map((plant) => plant.id);
-    expect(await found('\uFFFF')).toEqual([2_100_001n]);
-    expect(await found('\uFFFFb')).toEqual([2_100_001n]);
-    expect(await found('a\uFFFFb')).toEqual([2_100_001n]);
-    expect(await found('\uFFFD')).toEqual([2_100_002n]);
-    expect(await found('a\uFFFDb')).toEqual([2_100_002n]);
+    expect(await found('\uFFFF')).toEqual([2_900_001n]);
+    expect(await found('\uFFFFb')).toEqual([2_900_001n]);
+    expect(await found('a\uFFFFb')).toEqual([2_900_001n]);
+    expect(await found('\uFFFD')).toEqual([2_900_002n]);
+    expect(await found('a\uFFFDb')).toEqual([2_900_002n]);
   });
 
   it("never shows a member another member's plant through the index", async () => {
