@@ -57,6 +57,8 @@ export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGT
  * no name or query may hold one (shared/control-characters.ts), so no query's text runs into the padding.
  */
 const PADDING_CHARACTER = '\u0001';
+/** FTS5's tokenizer reads U+FFFE and U+FFFF as U+FFFD: its index holds none of the three as itself. */
+const READ_AS_REPLACEMENT = /[\uFFFD\uFFFE\uFFFF]/u;
 
 /** The first text after every text that begins with `prefix` (its last code point plus one), or null past the last code point. */
 export function pastPrefix(prefix: string): string | null {
@@ -104,7 +106,7 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
   // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
-  const served = folded.length > 0 && !(engine === 'sqlite' && folded.includes(PADDING_CHARACTER));
+  const served = folded.length > 0 && !(engine === 'sqlite' && (folded.includes(PADDING_CHARACTER) || READ_AS_REPLACEMENT.test(folded)));
   if (!served) return { folded, plan: 'filter' };
   const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresExpectedMatches(folded);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
