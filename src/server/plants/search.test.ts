@@ -140,6 +140,8 @@ describe('the name search on SQLite', () => {
     expect(await found('a\uFFFFb')).toEqual([2_900_001n]);
     expect(await found('\uFFFD')).toEqual([2_900_002n]);
     expect(await found('a\uFFFDb')).toEqual([2_900_002n]);
+    // The walk's count reads the phrase's matches too: it must test their names.
+    expect(await caller.plants.page({ size: 10, q: 'a\uFFFDb', cursor: { kind: 'last' } })).toMatchObject({ total: 1, totalExact: true });
   });
 
   it("never shows a member another member's plant through the index", async () => {
