@@ -260,7 +260,9 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
   if (engine === 'sqlite' && indexable(search.folded)) {
     // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule and filters,
     // up to the cap, among the first COUNT_WALK_BUDGET matches.
-    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${scope} LIMIT ${cap + 1}) c`);
+    // Each name is tested too: the phrase's matches are more than the query's when it holds U+FFFD (search.ts).
+    const named = whereOf([...scopeConditions(actor, filters), nameContains(search.folded), ...extra]);
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${named} LIMIT ${cap + 1}) c`);
     if (found > cap) return capped(found, false);
     const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)}) c`);
     return { count: found, exact: matches < COUNT_WALK_BUDGET };
