@@ -22,11 +22,58 @@ import { indexable } from './search';
 /** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */
 export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\$&')}%`;
 
-/** The condition the GIN index of this query's length serves, on the plant rows `q`. */
+/**
+ * Which characters pg_trgm makes trigrams of: letters and digits as the database's LC_CTYPE classifies them,
+ * which under the C locale are ASCII ones only (the database's, read once by the first plan).
+ */
+let wordCharacter: RegExp = /[\p{L}\p{N}]/u;
+let ctypeRead: Promise<void> | undefined;
+function readWordCharacters(): Promise<void> {
+  ctypeRead ??= db.$queryRaw<{ lc_ctype: string }[]>`SHOW lc_ctype`.then(([row]) => {
+    if (row?.lc_ctype === 'C' || row?.lc_ctype === 'POSIX') wordCharacter = /[A-Za-z0-9]/;
+  });
+  return ctypeRead;
+}
+
+/**
+ * How many trigrams pg_trgm takes from `LIKE '%q%'` (its generate_wildcard_trgm): each run of word characters,
+ * padded with two spaces before it unless it starts the query (a wildcard precedes it) and one after it unless
+ * it ends the query, gives its padded length minus two. None (punctuation only, "a!!", or letters the locale
+ * does not count) and the trigram index can only be read whole: the planner scans the table instead, seconds
+ * at 10 M plants, for any query of that kind.
+ */
+export function likeTrigramCount(folded: string): number {
+  const points = [...folded];
+  let count = 0;
+  for (let index = 0; index < points.length; ) {
+    if (!wordCharacter.test(points[index]!)) {
+      index++;
+      continue;
+    }
+    const start = index;
+    while (index < points.length && wordCharacter.test(points[index]!)) index++;
+    const padded = (start > 0 ? 2 : 0) + (index - start) + (index < points.length ? 1 : 0);
+    count += Math.max(0, padded - 2);
+  }
+  return count;
+}
+
+/** A name holding the query holds each of its character pairs (or, for one character, that character). */
+function shortSubstringsOf(folded: string): string[] {
+  const points = [...folded];
+  if (points.length < 2) return points;
+  return [...new Set(points.slice(1).map((point, index) => points[index]! + point))];
+}
+
+/**
+ * The condition an index serves, on the plant rows `q`: pg_trgm's for a query it takes trigrams from; else
+ * the short substrings' index, by the query's pairs (one or two characters: the query itself), with the
+ * exact test after it when the pairs say less than "contains".
+ */
 function indexedCondition(folded: string): Prisma.Sql {
-  return indexable(folded)
-    ? Prisma.sql`q."nameFolded" LIKE ${likePattern(folded)}`
-    : Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${folded}]::text[]`;
+  if (indexable(folded) && likeTrigramCount(folded) > 0) return Prisma.sql`q."nameFolded" LIKE ${likePattern(folded)}`;
+  const grams = Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${Prisma.join(shortSubstringsOf(folded))}]::text[]`;
+  return indexable(folded) ? Prisma.sql`${grams} AND strpos(q."nameFolded", ${folded}) > 0` : grams;
 }
 
 /**
@@ -37,7 +84,7 @@ function indexedCondition(folded: string): Prisma.Sql {
  * the store), which at 10 M plants and none matching is 80 s of CPU.
  */
 export function postgresIndexedName(folded: string): Prisma.Sql {
-  if (indexable(folded)) return Prisma.sql`p."nameFolded" LIKE ${likePattern(folded)}`;
+  if (indexable(folded) && likeTrigramCount(folded) > 0) return Prisma.sql`p."nameFolded" LIKE ${likePattern(folded)}`;
   // plant scope: the ids of the names that match, of which the caller's conditions keep those in scope.
   return Prisma.sql`p.id = ANY (ARRAY(SELECT q.id FROM "Plant" q WHERE ${indexedCondition(folded)}))`;
 }
@@ -66,7 +113,10 @@ const NEVER_IN_A_NAME = '\u0001';
  * one the statistics did not find common: few, and read from the index.
  */
 export async function postgresExpectedMatches(folded: string): Promise<number> {
-  const expected = await estimate(indexedCondition(folded));
-  if (indexable(folded)) return expected;
+  await readWordCharacters();
+  if (indexable(folded) && likeTrigramCount(folded) > 0) return estimate(indexedCondition(folded));
+  // By the short substrings' index: its estimate of the pairs alone, judged as for one pair.
+  const grams = Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${Prisma.join(shortSubstringsOf(folded))}]::text[]`;
+  const expected = await estimate(grams);
   return expected <= (await estimate(indexedCondition(NEVER_IN_A_NAME))) ? 0 : expected;
 }
