@@ -44,6 +44,8 @@ export type BenchDb = {
   seedUpTo(ownerId: number, total: number, onProgress?: (done: number, of: number) => void): Promise<number>;
   /** The id of the seeded plant at this position (0-based). */
   seededId(index: number): bigint;
+  /** Plants with these names and the ids from, from + 1, … for this owner. */
+  insertNamed(ownerId: number, from: bigint, names: readonly string[]): Promise<void>;
   /** `count` plants with the ids from, from + 1, … for this owner (a delete pool). */
   insertRange(ownerId: number, from: bigint, count: number): Promise<void>;
   deleteRange(from: bigint, toExclusive: bigint): Promise<number>;
@@ -65,6 +67,12 @@ const NAME_SQL = (i: string) => `${word(`(${i}) % 12`)} || ' ' || lower(${word(`
 const FOLDED_SQL = (i: string) => `replace(lower(${NAME_SQL(i)}), 'ß', 'ss')`;
 /** The name of the row numbered i, as the SQL above writes it. */
 export const nameOf = (i: number) => `${NAME_WORDS[i % 12]} ${NAME_WORDS[Math.floor(i / 12) % 12]!.toLowerCase()} ${i}`;
+/**
+ * A handful of names holding a character no seeded name has (no NAME_WORDS word has a k): the scale phase
+ * inserts them for its one-character search that matches a few plants. ASCII, so folded is lower-cased.
+ */
+export const RARE_CHARACTER = 'k';
+export const RARE_NAMES = ['Kentia palm', 'Kalanchoe', 'Kokedama fern', 'Peperomia kimnachii', 'Kangaroo paw'] as const;
 const TAG_SQL = (id: string) => `CASE ${id} % 4 WHEN 0 THEN 'tropical' WHEN 1 THEN 'succulent' WHEN 2 THEN 'fern' ELSE NULL END`;
 
 export function openSqliteBenchDb(file: string): BenchDb {
@@ -106,6 +114,11 @@ export function openSqliteBenchDb(file: string): BenchDb {
     // Each of these is followed by requests: the loop turns first (see SQLITE_BATCH).
     insertRange: async (ownerId, from, count) => {
       insertSeries(0n, BigInt(count), from, 1n, ownerId, now());
+      await turn();
+    },
+    insertNamed: async (ownerId, from, names) => {
+      const insert = db.prepare<[bigint, string, string, number, string]>(`INSERT INTO "Plant" (id, name, "nameFolded", tag, ownerId, createdAt) VALUES (?, ?, ?, NULL, ?, ?)`);
+      db.transaction(() => names.forEach((name, at) => insert.run(from + BigInt(at), name, name.toLowerCase(), ownerId, now())))();
       await turn();
     },
     deleteRange: async (from, toExclusive) => {
@@ -170,6 +183,13 @@ export async function openPostgresBenchDb(url: string): Promise<BenchDb> {
     seededId,
     insertRange: async (ownerId, from, count) => {
       await insertSeries(0, count - 1, from, 1n, ownerId);
+    },
+    insertNamed: async (ownerId, from, names) => {
+      await client.query(
+        `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt")
+         SELECT $1::bigint + at - 1, name, lower(name), NULL, $3, now() FROM unnest($2::text[]) WITH ORDINALITY AS n(name, at)`,
+        [from.toString(), names, ownerId],
+      );
     },
     deleteRange: async (from, toExclusive) => (await client.query(`DELETE FROM "Plant" WHERE id >= $1 AND id < $2`, [from.toString(), toExclusive.toString()])).rowCount ?? 0,
     deleteUnseeded: async () => (await client.query(`DELETE FROM "Plant" WHERE id >= $1`, [DELETE_BASE.toString()])).rowCount ?? 0,
