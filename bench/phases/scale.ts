@@ -36,14 +36,19 @@ export async function scalePhase(ctx: Context): Promise<void> {
     const seedStart = performance.now();
     const stalls = watchLoopStalls();
     let lastPrint = seedStart;
-    const added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
-      if (performance.now() - lastPrint > 5_000 || done === of) {
-        lastPrint = performance.now();
-        console.log(`  seeding: ${int(done)} of ${int(of)} rows (${fixed((performance.now() - seedStart) / 1000, 1)} s)`);
-      }
-    });
+    let added: number;
+    let stalledSeconds = 0;
+    try {
+      added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
+        if (performance.now() - lastPrint > 5_000 || done === of) {
+          lastPrint = performance.now();
+          console.log(`  seeding: ${int(done)} of ${int(of)} rows (${fixed((performance.now() - seedStart) / 1000, 1)} s)`);
+        }
+      });
+    } finally {
+      stalledSeconds = stalls.stop();
+    }
     const seedSeconds = (performance.now() - seedStart) / 1000;
-    const stalledSeconds = stalls.stop();
     const size = await data.size();
     sizes.push({ plants, seedSeconds: Math.round(seedSeconds * 10) / 10, stalledSeconds: Math.round(stalledSeconds * 10) / 10, bytes: size.bytes, what: size.what });
     console.log(
