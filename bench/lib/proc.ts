@@ -183,6 +183,8 @@ export function watchLoopStalls(): { stop: () => number } {
     longestGap = Math.max(longestGap, now - last);
     last = now;
   }, everyMs);
+  // A run that fails while watching (a seeding that throws) must still exit.
+  tick.unref();
   return {
     stop: () => {
       clearInterval(tick);

@@ -4,10 +4,10 @@
  * and at N connections (req/s, p99), app and floor; the database's size on disk. Then the name search and
  * the admin page's counts (app only, one at a time): `plants.page` (rows, total and position in one call)
  * for searches that match one plant in 12, one in 144, one plant and none, one and two characters (many
- * matches and none), the tag and owner filters, and the REST list's search.
+ * matches, a few and none), a plant's digits, the tag and owner filters, and the REST list's search.
  */
 import type { Context } from '../lib/context';
-import { DELETE_BASE, nameOf } from '../lib/data';
+import { DELETE_BASE, nameOf, RARE_CHARACTER, RARE_NAMES } from '../lib/data';
 import { createBody, type OneRequest, sequentialLatency, type Workload } from '../lib/load';
 import { fetchAgain, type Server, watchLoopStalls } from '../lib/proc';
 import { fixed, int, mb, table } from '../lib/report';
@@ -36,14 +36,19 @@ export async function scalePhase(ctx: Context): Promise<void> {
     const seedStart = performance.now();
     const stalls = watchLoopStalls();
     let lastPrint = seedStart;
-    const added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
-      if (performance.now() - lastPrint > 5_000 || done === of) {
-        lastPrint = performance.now();
-        console.log(`  seeding: ${int(done)} of ${int(of)} rows (${fixed((performance.now() - seedStart) / 1000, 1)} s)`);
-      }
-    });
+    let added: number;
+    let stalledSeconds = 0;
+    try {
+      added = await data.seedUpTo(ctx.memberId, plants, (done, of) => {
+        if (performance.now() - lastPrint > 5_000 || done === of) {
+          lastPrint = performance.now();
+          console.log(`  seeding: ${int(done)} of ${int(of)} rows (${fixed((performance.now() - seedStart) / 1000, 1)} s)`);
+        }
+      });
+    } finally {
+      stalledSeconds = stalls.stop();
+    }
     const seedSeconds = (performance.now() - seedStart) / 1000;
-    const stalledSeconds = stalls.stop();
     const size = await data.size();
     sizes.push({ plants, seedSeconds: Math.round(seedSeconds * 10) / 10, stalledSeconds: Math.round(stalledSeconds * 10) / 10, bytes: size.bytes, what: size.what });
     console.log(
@@ -93,6 +98,9 @@ export async function scalePhase(ctx: Context): Promise<void> {
     // What create and the one-at-a-time deletes left behind goes, so the next size starts from seeded plants only.
     await data.deleteUnseeded();
 
+    // A handful of plants whose names hold a character no seeded name has (RARE_NAMES): a one-character search
+    // that matches a few plants, not all or none. Inserted for the searches and removed after them.
+    await data.insertNamed(ctx.memberId, RARE_POOL, RARE_NAMES);
     for (const search of searches(plants)) {
       const token = search.admin ? adminToken : ctx.token;
       const answer = await (await fetchAgain(ctx.app.baseUrl + search.path, { headers: { authorization: `Bearer ${token}` } })).text();
@@ -103,6 +111,7 @@ export async function scalePhase(ctx: Context): Promise<void> {
       searchRuns.push({ plants, label: search.label, path: search.path, shown, ...one });
       searchRows.push([int(plants), search.label, shown, fixed(one.p50), fixed(one.p99)]);
     }
+    await data.deleteRange(RARE_POOL, RARE_POOL + BigInt(RARE_NAMES.length));
   }
   (ctx.results.scale as Record<string, unknown>).searches = searchRuns;
 
@@ -154,11 +163,16 @@ const SEARCH_REQUESTS = 30;
 
 type Search = { label: string; path: string; admin?: boolean };
 
+/** The ids of the RARE_NAMES plants: below the one-at-a-time delete pools (DELETE_BASE + 2^59 + …). */
+const RARE_POOL = DELETE_BASE + 2n ** 58n;
+
 const pageOf = (input: Record<string, unknown>) => `/api/trpc/plants.page?input=${encodeURIComponent(JSON.stringify({ json: { size: 25, ...input } }))}`;
 
 /** What the bench asks at each size (names: bench/lib/data.ts). */
 function searches(plants: number): Search[] {
   const rare = nameOf(Math.floor(plants / 2)).toUpperCase();
+  // The digits of the plant at 50 %: one plant at 10^k plants ("5000000" at 10 M: no other number below 10 M holds them).
+  const digits = String(Math.floor(plants / 2));
   return [
     { label: 'page: search "orchid" (1 in 12)', path: pageOf({ q: 'orchid' }) },
     { label: 'page: search "orchid ivy" (1 in 144)', path: pageOf({ q: 'orchid ivy' }) },
@@ -168,6 +182,8 @@ function searches(plants: number): Search[] {
     { label: 'page: search "o" (one character)', path: pageOf({ q: 'o' }) },
     { label: 'page: search "zq" (two characters, none)', path: pageOf({ q: 'zq' }) },
     { label: 'page: search "ж" (one character, none)', path: pageOf({ q: 'ж' }) },
+    { label: `page: search "${RARE_CHARACTER}" (one character, ${RARE_NAMES.length} plants)`, path: pageOf({ q: RARE_CHARACTER }) },
+    { label: `page: search "${digits}" (digits, one plant)`, path: pageOf({ q: digits }) },
     { label: 'page: search "vy" (two characters, 1 in 6)', path: pageOf({ q: 'vy' }) },
     { label: 'page: search "orchid", sorted by name', path: pageOf({ q: 'orchid', sort: { key: 'name', dir: 'asc' } }) },
     { label: 'page: no filter', path: pageOf({}) },
@@ -177,6 +193,8 @@ function searches(plants: number): Search[] {
     { label: 'REST list: q=orchid ivy, limit=20', path: `/api/plants?limit=20&q=${encodeURIComponent('orchid ivy')}` },
     { label: `REST list: q=${rare}, limit=20`, path: `/api/plants?limit=20&q=${encodeURIComponent(rare)}` },
     { label: 'REST list: q=zq, limit=20', path: '/api/plants?limit=20&q=zq' },
+    { label: `REST list: q=${RARE_CHARACTER}, limit=20`, path: `/api/plants?limit=20&q=${RARE_CHARACTER}` },
+    { label: `REST list: q=${digits}, limit=20`, path: `/api/plants?limit=20&q=${digits}` },
   ];
 }
 
