@@ -71,10 +71,15 @@ function shortSubstringsOf(folded: string): string[] {
  * exact test after it when the pairs say less than "contains".
  */
 function indexedCondition(folded: string): Prisma.Sql {
-  if (indexable(folded) && likeTrigramCount(folded) > 0) return Prisma.sql`q."nameFolded" LIKE ${likePattern(folded)}`;
-  const grams = Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${Prisma.join(shortSubstringsOf(folded))}]::text[]`;
-  return indexable(folded) ? Prisma.sql`${grams} AND strpos(q."nameFolded", ${folded}) > 0` : grams;
+  if (byTrigrams(folded)) return Prisma.sql`q."nameFolded" LIKE ${likePattern(folded)}`;
+  return indexable(folded) ? Prisma.sql`${gramsCondition(folded)} AND strpos(q."nameFolded", ${folded}) > 0` : gramsCondition(folded);
 }
+
+/** Whether pg_trgm's index serves this query: three characters or more, of which it takes a trigram. */
+const byTrigrams = (folded: string) => indexable(folded) && likeTrigramCount(folded) > 0;
+
+/** The short substrings' index's condition on the plant rows `q`: every pair of the query (or the query itself) among the name's. */
+const gramsCondition = (folded: string) => Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${Prisma.join(shortSubstringsOf(folded))}]::text[]`;
 
 /**
  * The index plan's name test on PostgreSQL, on the plant rows `p`. One or two characters: the ids the index
@@ -84,7 +89,7 @@ function indexedCondition(folded: string): Prisma.Sql {
  * the store), which at 10 M plants and none matching is 80 s of CPU.
  */
 export function postgresIndexedName(folded: string): Prisma.Sql {
-  if (indexable(folded) && likeTrigramCount(folded) > 0) return Prisma.sql`p."nameFolded" LIKE ${likePattern(folded)}`;
+  if (byTrigrams(folded)) return Prisma.sql`p."nameFolded" LIKE ${likePattern(folded)}`;
   // plant scope: the ids of the names that match, of which the caller's conditions keep those in scope.
   return Prisma.sql`p.id = ANY (ARRAY(SELECT q.id FROM "Plant" q WHERE ${indexedCondition(folded)}))`;
 }
@@ -114,9 +119,8 @@ const NEVER_IN_A_NAME = '\u0001';
  */
 export async function postgresExpectedMatches(folded: string): Promise<number> {
   await readWordCharacters();
-  if (indexable(folded) && likeTrigramCount(folded) > 0) return estimate(indexedCondition(folded));
+  if (byTrigrams(folded)) return estimate(indexedCondition(folded));
   // By the short substrings' index: its estimate of the pairs alone, judged as for one pair.
-  const grams = Prisma.sql`plant_name_grams(q."nameFolded") @> ARRAY[${Prisma.join(shortSubstringsOf(folded))}]::text[]`;
-  const expected = await estimate(grams);
-  return expected <= (await estimate(indexedCondition(NEVER_IN_A_NAME))) ? 0 : expected;
+  const expected = await estimate(gramsCondition(folded));
+  return expected <= (await estimate(gramsCondition(NEVER_IN_A_NAME))) ? 0 : expected;
 }

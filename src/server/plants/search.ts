@@ -132,15 +132,18 @@ export const ID_ORDER_PROBE_MATCHES = 1_000;
 export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined): Prisma.Sql {
   const bound = past === undefined ? Prisma.empty : descending ? Prisma.sql` AND rowid < ${past}` : Prisma.sql` AND rowid > ${past}`;
   const order = descending ? Prisma.sql`DESC` : Prisma.sql`ASC`;
-  const matches = Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`;
-  // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
-  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
+  return plantsOfMatches(Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`);
 }
 
 /** SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id. */
 export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
+  return plantsOfMatches(ftsMatches(folded, limit));
+}
+
+/** A table of plants `p` from a subquery of matching ids `m`: the matches first, then each one's row by its id. */
+function plantsOfMatches(matches: Prisma.Sql): Prisma.Sql {
   // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
   // without statistics SQLite would rather walk an index of the access rule ("ownerId" = ?) for every match.
   // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
-  return Prisma.sql`(${ftsMatches(folded, limit)}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
+  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
 }
