@@ -191,6 +191,34 @@ describe('the name search', () => {
     }
   });
 
+  it('answers names built to cost the index much as "contains" says: a character or a trigram repeated, noncharacters', async () => {
+    // On SQLite these read the index within budgets (src/server/plants/search.ts): names full of one
+    // character hold ~200 entries each of its term range; a query of one repeated trigram is asked for it once;
+    // FTS5 holds U+FFFE and U+FFFF as U+FFFD, and each name it finds is tested.
+    const carolToken = (await server.createToken('search-carol', 'member')).token;
+    const carol = server.client(carolToken);
+    const costly = [
+      ...Array.from({ length: 60 }, (_, index) => ({ id: 400n + BigInt(index), name: `${'Ж'.repeat(199)}q` })),
+      ...[500n, 501n, 502n].map((id) => ({ id, name: '0'.repeat(200) })),
+      { id: 503n, name: `${'0'.repeat(150)}1` },
+      { id: 510n, name: 'ab\uFFFEcd' },
+      { id: 511n, name: 'ab\uFFFDcd' },
+      { id: 512n, name: 'ab\uFFFFcd' },
+    ];
+    await insertPlants('search-carol', costly);
+    const queries = ['ж', 'жж', 'жq', 'q', '0'.repeat(200), '0'.repeat(150), `${'0'.repeat(100)}1`, '000', '\uFFFE', '\uFFFD', 'b\uFFFF', 'ab\uFFFEc', 'b\uFFFDcd'];
+    for (const q of queries) {
+      const expected = costly.flatMap((plant) => (foldForSearch(plant.name).includes(foldForSearch(q)) ? [plant.id] : []));
+      expect(await found(carol, q), `q=${JSON.stringify(q)}`).toEqual(expected);
+      expect(await page(carolToken, { size: 100, q, cursor: { kind: 'last' } }), `q=${JSON.stringify(q)}: the count`).toMatchObject({
+        total: expected.length,
+        totalExact: true,
+      });
+      // Nobody else finds them.
+      expect((await found(alice, q)).filter((id) => id >= 400n && id < 600n), `q=${JSON.stringify(q)}: another member`).toEqual([]);
+    }
+  });
+
   it('counts a tag and all plants up to the cap too, and places the last page past it', async () => {
     expect(await page(aliceToken, { size: 25, tag: 'crowded' })).toMatchObject({ total: 10_000, totalExact: false, offset: 0, offsetExact: true });
     const last = await page(aliceToken, { size: 25, tag: 'crowded', cursor: { kind: 'last' } });

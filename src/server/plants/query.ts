@@ -8,7 +8,7 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { indexable, nameContains, type NameSearch, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
+import { ftsMatches, indexable, nameContains, type NameSearch, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
 import { postgresIndexedName } from './search-postgresql';
 
 /**
@@ -240,6 +240,14 @@ export async function selectFrom(
  */
 export type Count = { count: number; exact: boolean };
 export const COUNT_WALK_BUDGET = 50_000;
+/**
+ * SQLite: how many of a phrase's matches a count reads by id before it counts by the walk instead: as many as
+ * deciding the plan reads (INDEXED_MATCHES_MAX), enough when the view holds the cap's worth of them. Each
+ * costs the index's work and a row looked up, ten times a walked row: at 1 M plants, counting the 6,944
+ * matches of "orchid ivy" for a view holding none of them took two statements of 57 and 288 ms (p50 of 3,
+ * load 3–6), and 37 and 12 ms with 5,000 (docs/performance.md, "Round five").
+ */
+export const PHRASE_COUNT_BUDGET = 2_000;
 
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
 
@@ -257,24 +265,31 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     return capped(await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${plantsFrom(filters)} ${join} ${where} LIMIT ${cap + 1}) c`), true);
   }
   const scope = whereOf([...scopeConditions(actor, filters), ...extra]);
-  if (engine === 'sqlite' && indexable(search.folded)) {
-    // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule and filters,
-    // up to the cap, among the first COUNT_WALK_BUDGET matches.
-    // Each name is tested too: the phrase's matches are more than the query's when it holds U+FFFD (search.ts).
-    const named = whereOf([...scopeConditions(actor, filters), nameContains(search.folded), ...extra]);
-    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)} ${join} ${named} LIMIT ${cap + 1}) c`);
+  // A short query, or many matches on PostgreSQL, or too many on SQLite to read them all: the scope's rows in
+  // any order, each name tested, up to COUNT_WALK_BUDGET of them.
+  const walk = async (): Promise<Count> => {
+    // plant scope: `scope` is scopeConditions(), which starts with the scope.
+    const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
     if (found > cap) return capped(found, false);
-    const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)}) c`);
-    return { count: found, exact: matches < COUNT_WALK_BUDGET };
+    // plant scope: as above.
+    const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
+    return { count: found, exact: rows < COUNT_WALK_BUDGET };
+  };
+  if (engine === 'sqlite' && indexable(search.folded)) {
+    // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule, the filters
+    // and its name (the index finds more than the query's matches for some queries: search.ts), up to the
+    // cap, among the first PHRASE_COUNT_BUDGET matches.
+    const named = whereOf([...scopeConditions(actor, filters), nameContains(search.folded), ...extra]);
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, PHRASE_COUNT_BUDGET)} ${join} ${named} LIMIT ${cap + 1}) c`);
+    if (found > cap) return capped(found, false);
+    const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${ftsMatches(search.folded, PHRASE_COUNT_BUDGET)}) c`);
+    if (matches < PHRASE_COUNT_BUDGET) return { count: found, exact: true };
+    // More matches in the store than that: the view's own rows may be fewer (a member's few plants).
+    const walked = await walk();
+    return walked.exact ? walked : { count: Math.max(found, walked.count), exact: false };
   }
-  // A short query, or many matches on PostgreSQL: the scope's rows in any order, each name tested.
-  // plant scope: `scope` is scopeConditions(), which starts with the scope.
-  const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
-  const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
-  if (found > cap) return capped(found, false);
-  // plant scope: as above.
-  const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
-  return { count: found, exact: rows < COUNT_WALK_BUDGET };
+  return walk();
 }
 
 /** How many matching rows come before `position` in the sort's order. */

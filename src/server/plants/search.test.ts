@@ -15,9 +15,9 @@ import { insertPlantRows } from '@test-support/plant-rows';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
-import { countMatching, type PlannedFilters, ready, selectFrom } from './query';
+import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET, type PlannedFilters, ready, selectFrom } from './query';
 import { listPlants } from './service';
-import { ftsMatches, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, planNameSearch } from './search';
+import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, planNameSearch, SHORT_QUERY_ENTRIES_BUDGET } from './search';
 
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
@@ -76,7 +76,9 @@ describe('the name search on SQLite', () => {
     const other = await signIn('search-property-other');
     // Characters that are special somewhere: LIKE's wildcards and escape, FTS5's quote, case and folding
     // pairs (ß/SS/ẞ, é as one code point and as e + accent, the final sigma, a ligature), and astral ones.
-    const alphabet = ['a', 'b', 'A', '%', '_', '\\', '"', "'", ' ', 'ß', 'S', 'ẞ', 'é', 'e\u0301', 'ς', 'Σ', 'ﬁ', '😀', '*', '-', ':'];
+    // And U+FFFD, U+FFFE and U+FFFF, which FTS5 reads as one character (the name test tells them apart); runs of
+    // one character ("aaaa": its trigrams repeat, so the index is asked for each distinct one, not the phrase).
+    const alphabet = ['a', 'b', 'A', '%', '_', '\\', '"', "'", ' ', 'ß', 'S', 'ẞ', 'é', 'e\u0301', 'ς', 'Σ', 'ﬁ', '😀', '*', '-', ':', '\uFFFD', '\uFFFE', '\uFFFF', 'aaaa'];
     const text = (max: number) => fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: max }).map((parts) => parts.join(''));
     let nextId = 1_000_000n;
     await fc.assert(
@@ -99,7 +101,8 @@ describe('the name search on SQLite', () => {
       }),
       { numRuns: 60 },
     );
-  });
+    // 60 runs of a dozen queries, each asked six ways: ~2–3 s alone, more than the default 5 s beside the whole suite.
+  }, 60_000);
 
   it('keeps the edge cases of the REST list: one and two characters, % and _, accents, STRASSE and Straße', async () => {
     const { caller } = await signIn('search-edges');
@@ -193,6 +196,77 @@ describe('the name search on SQLite', () => {
     expect(await planNameSearch('W')).toEqual({ folded: 'w', plan: 'filter' });
     expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
   });
+
+  it('decides one or two characters by reading at most a budget of index entries, whatever the names hold', async () => {
+    const member = await signIn('search-repeats');
+    const { userId } = actorOf(member);
+    // Names full of one character: 199 entries each in the term list ("жжж" 197 times, "жжq", "жq" and the
+    // padding), so a few dozen names hold more entries than deciding may read. They are few names (the index
+    // plan's cap is INDEXED_MATCHES_MAX), but reading them all cost ~100 ms a statement for 2,000 of them.
+    const perName = 199;
+    const names = Math.ceil(SHORT_QUERY_ENTRIES_BUDGET / perName) + 1;
+    expect(names).toBeLessThan(INDEXED_MATCHES_MAX);
+    const ids = Array.from({ length: names }, (_, index) => 6_000_000n + BigInt(index));
+    await insertPlantRows(
+      userId,
+      ids.map((id) => ({ id, name: `${'Ж'.repeat(perName)}q` })),
+    );
+    const [entries] = await db.$queryRaw<{ n: bigint }[]>`SELECT COUNT(*) AS n FROM "PlantNameSearchTerms" WHERE term >= 'ж' AND term < 'з'`;
+    expect(Number(entries!.n)).toBeGreaterThanOrEqual(SHORT_QUERY_ENTRIES_BUDGET);
+    // More entries than the budget: the walk of the view, whose count reads at most COUNT_WALK_BUDGET rows.
+    expect(await planNameSearch('ж')).toEqual({ folded: 'ж', plan: 'filter' });
+    expect(await planNameSearch('жж')).toEqual({ folded: 'жж', plan: 'filter' });
+    // The same answers either way.
+    expect(await idsFound(actorOf(member), 'ж', 'filter')).toEqual(ids);
+    expect(await member.caller.plants.page({ size: 10, q: 'Жq', cursor: { kind: 'last' } })).toMatchObject({ total: names, totalExact: true, hasNext: false });
+    // A character of few entries still comes from the index.
+    expect((await planNameSearch('q')).plan).toBe('index');
+  });
+
+  it('serves U+FFFD, U+FFFE and U+FFFF from the index, each name tested', async () => {
+    // FTS5 holds all three as U+FFFD: the index finds the names holding any of them, the name test keeps the query's own.
+    const { caller } = await signIn('search-nonchar-index');
+    await caller.plants.create({ id: 2_900_101n, name: 'c\uFFFEd fern' });
+    await caller.plants.create({ id: 2_900_102n, name: 'c\uFFFDd palm' });
+    for (const q of ['\uFFFE', 'c\uFFFE', 'c\uFFFEd', '\uFFFD', 'c\uFFFDd f']) expect((await planNameSearch(q)).plan, JSON.stringify(q)).toBe('index');
+    const found = async (q: string) => (await caller.plants.list({ q })).map((plant) => plant.id);
+    expect(await found('c\uFFFE')).toEqual([2_900_101n]);
+    expect(await found('c\uFFFEd')).toEqual([2_900_101n]);
+    expect(await found('c\uFFFDd')).toEqual([2_900_102n]);
+    expect(await caller.plants.page({ size: 10, q: 'c\uFFFEd', cursor: { kind: 'last' } })).toMatchObject({ total: 1, totalExact: true });
+  });
+
+  it('asks the index for the distinct trigrams of a query whose trigrams repeat, and for the phrase of any other', () => {
+    // A phrase of n tokens costs FTS5 up to n × positions per name: 198 × 198 for "0" × 200 against names of zeros.
+    expect(ftsQuery('0'.repeat(200))).toBe('"000"');
+    expect(ftsQuery('abababab')).toBe('"aba" AND "bab"');
+    expect(ftsQuery('orchid ivy')).toBe('"orchid ivy"');
+    expect(ftsQuery('say "hi"')).toBe('"say ""hi"""');
+    expect(ftsQuery('a\uFFFEb')).toBe('"a\uFFFDb"');
+  });
+
+  it(`counts a search by reading at most ${PHRASE_COUNT_BUDGET.toLocaleString('en')} of its matches, then by the view's own rows`, async () => {
+    const many = actorOf(await signIn('search-phrase-budget-many'));
+    const few = await signIn('search-phrase-budget-few');
+    const crowded = await signIn('search-phrase-budget-crowded');
+    // More matches in the store than a count reads, nearly all another member's, before the others' by id.
+    await insertPlantRows(many.userId, Array.from({ length: PHRASE_COUNT_BUDGET + 10 }, (_, index) => ({ id: 7_000_000n + BigInt(index), name: `Budget fern ${index}` })));
+    const mine = [7_100_000n, 7_100_001n];
+    await insertPlantRows(actorOf(few).userId, mine.map((id) => ({ id, name: `Budget fern of mine ${id}` })));
+    await insertPlantRows(actorOf(crowded).userId, mine.map((id) => ({ id: id + 10n, name: `Budget fern of mine ${id}` })));
+    // A view of more rows than a count walks (COUNT_WALK_BUDGET), none of them matching, after the two that do.
+    await insertPlantRows(
+      actorOf(crowded).userId,
+      Array.from({ length: COUNT_WALK_BUDGET }, (_, index) => ({ id: 7_200_000n + BigInt(index), name: `Filler ${index}` })),
+    );
+    expect((await planNameSearch('budget fern')).plan).toBe('filter');
+    // The view's own rows are few: counted exactly by them.
+    expect(await countMatching(actorOf(few), await ready({ q: 'budget fern' }))).toEqual({ count: 2, exact: true });
+    // Neither way reads them all: the count found, as "at least" (it read all the matches before: fewer than 50,000).
+    expect(await countMatching(actorOf(crowded), await ready({ q: 'budget fern' }))).toEqual({ count: 2, exact: false });
+    // A query of few matches is counted exactly from the index.
+    expect(await countMatching(actorOf(crowded), await ready({ q: 'budget fern of mine' }))).toEqual({ count: 2, exact: true });
+  }, 60_000);
 
   it('finds the names a character ends through the index of last characters, never by reading every plant', async () => {
     const plan = (await db.$queryRaw<{ detail: string }[]>`EXPLAIN QUERY PLAN ${ftsMatches('ж', INDEXED_MATCHES_MAX + 1)}`).map((row) => row.detail);

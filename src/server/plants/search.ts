@@ -26,7 +26,11 @@ import { postgresExpectedMatches } from './search-postgresql';
  *   On SQLite a page in id order of three characters or more first looks among the phrase's first matches by
  *   id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
- * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
+ * On SQLite the index may find more than the query's matches (U+FFFE and U+FFFF are U+FFFD to it; a query
+ * whose trigrams repeat is asked for each distinct one): the index plan tests each name it finds.
+ *
+ * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1, and
+ * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and
  * from PostgreSQL's statistics (the planner's estimate of the rows its index's condition keeps): neither costs more than a
  * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
@@ -57,8 +61,12 @@ export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGT
  * no name or query may hold one (shared/control-characters.ts), so no query's text runs into the padding.
  */
 const PADDING_CHARACTER = '\u0001';
-/** FTS5's tokenizer reads U+FFFE and U+FFFF as U+FFFD: its index holds none of the three as itself. */
-const READ_AS_REPLACEMENT = /[\uFFFD\uFFFE\uFFFF]/u;
+/**
+ * FTS5's tokenizer reads U+FFFE and U+FFFF as U+FFFD: its index holds all three as U+FFFD. The text of a query
+ * as the index holds it finds a name holding any of the three where the query holds one: more than the
+ * query's matches, never fewer, so the index plan tests each found name (sqliteIndexedPlants).
+ */
+const asIndexed = (folded: string) => folded.replace(/[\uFFFE\uFFFF]/gu, '\uFFFD');
 
 /** The first text after every text that begins with `prefix` (its last code point plus one), or null past the last code point. */
 export function pastPrefix(prefix: string): string | null {
@@ -74,31 +82,78 @@ export function pastPrefix(prefix: string): string | null {
 export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
 
 /**
- * The FTS5 table's matches, as a subquery of plant ids. `limit` stops it early: at the first `limit` by id for
- * a phrase; for one or two characters at any `limit` of them (their terms' rows come term by term, not by
- * id), which is all a count up to a cap asks.
+ * The FTS5 query that finds a query's names (three characters or more): the phrase of its text, unless a
+ * trigram repeats in it ("000000", "ababab"); then each of its distinct trigrams, all of them (AND). FTS5
+ * matches a phrase by walking every token's positions in each name holding them all, so a phrase of n
+ * tokens costs up to n × (the name's positions of them) per name: 198 tokens of "000" against names of 200
+ * zeros cost 190 ms per statement at 1 M plants (docs/performance.md, "Round five"). Every distinct trigram,
+ * without positions, costs one step per trigram and name, and finds every name the phrase finds (and some
+ * more, which the name test drops). A query without a repeated trigram, what people type, keeps its phrase.
+ */
+export function ftsQuery(folded: string): string {
+  const points = [...asIndexed(folded)];
+  const trigrams = points.slice(TRIGRAM_LENGTH - 1).map((_, at) => points.slice(at, at + TRIGRAM_LENGTH).join(''));
+  const distinct = new Set(trigrams);
+  return distinct.size === trigrams.length ? ftsPhrase(points.join('')) : [...distinct].map(ftsPhrase).join(' AND ');
+}
+
+/**
+ * The most entries a query of one or two characters reads from the index's term list (one per place a
+ * trigram that begins with the query stands in a name; for one character also one per name it ends) to
+ * decide its plan: 1–3 ms. Names full of the character ("жжж…", 199 entries each) made 2,000 names cost
+ * 400,000 entries, ~100 ms, for each of the plan, the rows and the count. The index plan is taken only when
+ * deciding read all of them, so its rows and its count read fewer than this too.
+ */
+export const SHORT_QUERY_ENTRIES_BUDGET = 10_000;
+
+/** A query of one or two characters: its entries in the index (see above), an id per entry, with repeats. */
+function shortQueryEntries(folded: string): Prisma.Sql {
+  const indexed = asIndexed(folded);
+  const past = pastPrefix(indexed);
+  const range = past === null ? Prisma.sql`term >= ${indexed}` : Prisma.sql`term >= ${indexed} AND term < ${past}`;
+  const beginning = Prisma.sql`SELECT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}`;
+  if ([...folded].length >= SHORTEST_PREFIX_ON_SQLITE) return beginning;
+  // One character: also the names it ends, from the index of last characters (its expression spelled as
+  // the migration spells it; the column holds U+FFFE and U+FFFF as themselves). UNION ALL, not UNION: a
+  // LIMIT then stops both early.
+  // plant scope: ids of matching names only, whose rows are read through conditions() (sqliteIndexedPlants).
+  const ending = Prisma.sql`SELECT l.id AS id FROM "Plant" l WHERE substr(l."nameFolded", -1) = ${folded}`;
+  return Prisma.sql`${beginning} UNION ALL ${ending}`;
+}
+
+/**
+ * The FTS5 table's matches, as a subquery of plant ids: every plant whose name holds the query, and maybe some
+ * more (see asIndexed and ftsQuery: each name is tested after). `limit` stops it early: at the first `limit`
+ * by id for three characters or more; for one or two characters at any `limit` of them (their terms' rows
+ * come term by term, not by id), which is all a count up to a cap asks.
  */
 export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
   if (!indexable(folded)) {
-    const past = pastPrefix(folded);
-    const range = past === null ? Prisma.sql`term >= ${folded}` : Prisma.sql`term >= ${folded} AND term < ${past}`;
     const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
-    if ([...folded].length >= SHORTEST_PREFIX_ON_SQLITE) return Prisma.sql`SELECT DISTINCT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}${cut}`;
-    const beginning = Prisma.sql`SELECT doc AS id FROM "PlantNameSearchTerms" WHERE ${range}`;
-    // One character: also the names it ends, from the index of last characters (its expression spelled as
-    // the migration spells it). UNION ALL under one DISTINCT, not UNION: a LIMIT then stops both early.
-    // plant scope: ids of matching names only, whose rows are read through conditions() (sqliteIndexedPlants).
-    const ending = Prisma.sql`SELECT l.id AS id FROM "Plant" l WHERE substr(l."nameFolded", -1) = ${folded}`;
-    return Prisma.sql`SELECT DISTINCT id FROM (${beginning} UNION ALL ${ending})${cut}`;
+    return Prisma.sql`SELECT DISTINCT id FROM (${shortQueryEntries(folded)})${cut}`;
   }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
-  return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${cut}`;
+  return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsQuery(folded)}${cut}`;
 }
 
-/** At most `limit` + 1: how many plants of the whole store match, read from the FTS5 index alone. */
-async function sqliteMatchesUpTo(folded: string, limit: number): Promise<number> {
-  const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM (${ftsMatches(folded, limit + 1)}) m`;
-  return Number(row?.count ?? 0);
+/**
+ * Whether SQLite's index plan serves this query: a phrase of at most INDEXED_MATCHES_MAX matches in the whole
+ * store (read from the FTS5 index alone, stopping at one more); one or two characters of at most as many
+ * matches whose entries are fewer than SHORT_QUERY_ENTRIES_BUDGET (read up to it).
+ */
+async function sqliteIndexServes(folded: string): Promise<boolean> {
+  if (indexable(folded)) {
+    const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM (${ftsMatches(folded, INDEXED_MATCHES_MAX + 1)}) m`;
+    return Number(row?.count ?? 0) <= INDEXED_MATCHES_MAX;
+  }
+  // The distinct matches stop at one more than the plan's cap (a common character: a few hundred entries);
+  // only below it are the entries counted, up to the budget (CASE runs its subquery only then).
+  const entries = shortQueryEntries(folded);
+  const [row] = await db.$queryRaw<{ matches: bigint | number; entries: bigint | number | null }[]>`
+    SELECT m.matches AS matches, CASE WHEN m.matches > ${INDEXED_MATCHES_MAX} THEN NULL
+      ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM (${entries}) LIMIT ${SHORT_QUERY_ENTRIES_BUDGET})) END AS entries
+    FROM (SELECT COUNT(*) AS matches FROM (SELECT DISTINCT id FROM (SELECT id FROM (${entries}) LIMIT ${SHORT_QUERY_ENTRIES_BUDGET}) LIMIT ${INDEXED_MATCHES_MAX + 1})) m`;
+  return row?.entries !== null && Number(row?.entries ?? 0) < SHORT_QUERY_ENTRIES_BUDGET && Number(row?.matches ?? 0) <= INDEXED_MATCHES_MAX;
 }
 
 /** How this search finds its rows (see above). */
@@ -106,10 +161,10 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   // On SQLite a query holding the padding (none from the API, which refuses control characters) is left to the walk.
   // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
-  const served = folded.length > 0 && !(engine === 'sqlite' && (folded.includes(PADDING_CHARACTER) || READ_AS_REPLACEMENT.test(folded)));
+  const served = folded.length > 0 && !(engine === 'sqlite' && folded.includes(PADDING_CHARACTER));
   if (!served) return { folded, plan: 'filter' };
-  const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresExpectedMatches(folded);
-  return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
+  const index = engine === 'sqlite' ? await sqliteIndexServes(folded) : (await postgresExpectedMatches(folded)) <= INDEXED_MATCHES_MAX;
+  return { folded, plan: index ? 'index' : 'filter' };
 }
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
@@ -132,18 +187,21 @@ export const ID_ORDER_PROBE_MATCHES = 1_000;
 export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined): Prisma.Sql {
   const bound = past === undefined ? Prisma.empty : descending ? Prisma.sql` AND rowid < ${past}` : Prisma.sql` AND rowid > ${past}`;
   const order = descending ? Prisma.sql`DESC` : Prisma.sql`ASC`;
-  return plantsOfMatches(Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsPhrase(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`);
+  return plantsOfMatches(Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsQuery(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`);
 }
 
-/** SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id. */
+/**
+ * SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id, whose
+ * name is tested (the index finds more than the query's matches for some queries: asIndexed, ftsQuery).
+ */
 export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
-  return plantsOfMatches(ftsMatches(folded, limit));
+  return plantsOfMatches(ftsMatches(folded, limit), nameContains(folded));
 }
 
 /** A table of plants `p` from a subquery of matching ids `m`: the matches first, then each one's row by its id. */
-function plantsOfMatches(matches: Prisma.Sql): Prisma.Sql {
+function plantsOfMatches(matches: Prisma.Sql, test: Prisma.Sql = Prisma.sql`1`): Prisma.Sql {
   // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
   // without statistics SQLite would rather walk an index of the access rule ("ownerId" = ?) for every match.
   // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
-  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id`;
+  return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id AND ${test}`;
 }
