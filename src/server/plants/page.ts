@@ -1,26 +1,14 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
-import { DEFAULT_SORT, type PlantPageInput, type PlantRow } from '@/shared/plants';
+import { SEARCH_WALK_BUDGET } from '@/shared/limits';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type WalkStop } from '@/shared/plants';
 
-import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
+import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
 import { seesEveryOwner } from './scope';
 
-export type TablePage = {
-  rows: PlantRow[];
-  /** Plants that match the filters, on every page: exactly when `totalExact`, else at least this many ("10,000+"). */
-  total: number;
-  totalExact: boolean;
-  /** How many matching plants come before the first row (0 on the first page): exactly when `offsetExact`, else at least this many. */
-  offset: number;
-  offsetExact: boolean;
-  /** Whether matching plants come after the last row (the next and last pages have rows). */
-  hasNext: boolean;
-  /** The page that was served: a page whose cursor row is gone, or that ran empty, falls back to the first or last. */
-  cursor: PlantPageInput['cursor'];
-  /** When the page was read: "select all matching" means the plants that matched then (see bulkSelection). */
-  asOf: Date;
-};
+/** A page of the admin table (its schema, and what each field means: shared/plants.ts, plantPageOutput). */
+export type TablePage = PlantPage;
 
 /**
  * A page of the admin table, in any of its sorts: keyset paging on (sort key, id) in both directions, plus
@@ -39,19 +27,29 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   // ~100 ms each time).
   let counted: Count | undefined;
   const totalOf = async (): Promise<Count> => (counted ??= await countMatching(actor, filters));
+  // Every read of rows walks at most SEARCH_WALK_BUDGET rows of each segment where it tests names (query.ts,
+  // walksNames): a page whose walk stops there holds what it found, and says where it stopped.
+  const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: SEARCH_WALK_BUDGET });
+  let stop: { row: SelectedRow; direction: WalkStop['direction'] } | null = null;
+  const backwards = async (options: { from?: KeysetPosition; limit: number }) => {
+    const found = await read({ ...options, backwards: true, withOwner });
+    if (found.stop) stop = { row: found.stop, direction: 'backwards' };
+    return found.rows.reverse();
+  };
   // The last page holds what is left over after whole pages, when the total is known; else a whole page.
   const lastPage = async () => {
     const total = await totalOf();
-    return total.count === 0 && total.exact ? [] : (await selectFrom(actor, filters, sort, { backwards: true, limit: total.exact ? total.count % size || size : size, withOwner })).reverse();
+    return total.count === 0 && total.exact ? [] : await backwards({ limit: total.exact ? total.count % size || size : size });
   };
-  // One row more than the page, to know whether another follows.
+  // One row more than the page, to know whether another follows (or, when the walk stopped first, that more may).
   const forwards = async (from?: KeysetPosition) => {
-    const found = await selectFrom(actor, filters, sort, { from, limit: size + 1, withOwner });
-    return { rows: found.slice(0, size), more: found.length > size };
+    const found = await read({ from, limit: size + 1, withOwner });
+    if (found.stop) stop = { row: found.stop, direction: 'forwards' };
+    return { rows: found.rows.slice(0, size), more: found.rows.length > size || found.stop !== null };
   };
 
   let served = cursor;
-  let rows: (RawRow & { segment: number })[];
+  let rows: SelectedRow[];
   let more: boolean | undefined;
   if (cursor?.kind === 'after' || cursor?.kind === 'before') {
     // By id the cursor is its own position, even once its row is gone; other orders read the row's key.
@@ -63,7 +61,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     } else if (cursor.kind === 'after') {
       ({ rows, more } = await forwards(from));
     } else {
-      rows = (await selectFrom(actor, filters, sort, { from, backwards: true, limit: size, withOwner })).reverse();
+      rows = await backwards({ from, limit: size });
     }
   } else if (cursor?.kind === 'last') {
     rows = await lastPage();
@@ -71,8 +69,9 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   } else {
     ({ rows, more } = await forwards());
   }
-  // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page that has some.
-  if (rows.length === 0 && served) {
+  // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page
+  // that has some. Not a page its walk left empty: its place is known, and matches may lie past it.
+  if (rows.length === 0 && served && !stop) {
     const total = await totalOf();
     if (total.count > 0 || !total.exact) {
       served = served.kind === 'before' ? undefined : { kind: 'last' };
@@ -84,16 +83,26 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
       }
     }
   }
+  const walkStop = stop as { row: SelectedRow; direction: WalkStop['direction'] } | null;
   const first = rows[0];
   const last = rows[rows.length - 1];
   // The first page (no cursor, or its fallback) read one row more than it holds: none more means it holds them all.
   const total = served === undefined && more === false ? { count: rows.length, exact: true } : await totalOf();
   let offset: Count;
-  if (first === undefined || served === undefined) offset = { count: 0, exact: true };
-  else if (served.kind === 'last' && total.exact) offset = { count: Math.max(0, total.count - rows.length), exact: true };
+  if (served === undefined) offset = { count: 0, exact: true };
+  // A page its walk left empty stands where the walk stopped: no row between it and the page's cursor matched.
+  else if (first === undefined) offset = walkStop ? await countBefore(actor, filters, sort, positionOfRow(sort, walkStop.row)) : { count: 0, exact: true };
+  // The last page is placed by the total only when it holds what is left over; a walk that stopped may not.
+  else if (served.kind === 'last' && total.exact && !walkStop) offset = { count: Math.max(0, total.count - rows.length), exact: true };
   else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
-  // A page read backwards: what follows its last row (the page it was turned from, unless that is gone).
-  more ??= last !== undefined && (await selectFrom(actor, filters, sort, { from: positionOfRow(sort, last), limit: 1, withOwner: false })).length > 0;
+  // A page read backwards: what follows its last row (the page it was turned from, unless that is gone), or for
+  // a page its walk left empty, what follows where the walk stopped. A walk that stops before it finds one says
+  // that more may follow.
+  if (more === undefined) {
+    const end = last ?? walkStop?.row;
+    const after = end === undefined ? null : await read({ from: positionOfRow(sort, end), limit: 1, withOwner: false });
+    more = after !== null && (after.rows.length > 0 || after.stop !== null);
+  }
   // An inexact total may be a count of the rows a walk with a budget saw (query.ts, countWhere), which need
   // not be the rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and
   // one more if another follows; past the cap, the cap ("10,000+") as everywhere else.
@@ -112,5 +121,13 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     hasNext: more,
     cursor: served,
     asOf,
+    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), reached: reachedText(walkStop.row) } : null,
   };
+}
+
+/** Where a walk stopped, as a person reads the order's key: a name (folded), tag, owner, or creation time; null for untagged plants. */
+function reachedText(row: SelectedRow): string | null {
+  const key = row.sortKey;
+  if (key === null || key === undefined) return null;
+  return key instanceof Date ? key.toISOString() : typeof key === 'string' ? key : new Date(String(key)).toISOString();
 }
