@@ -18,7 +18,7 @@ export type TablePage = PlantPage;
  * same at any size of the store (docs/admin-page.md, "At scale").
  */
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
-  const { size, cursor, sort = DEFAULT_SORT, ...unplanned } = input;
+  const { size, cursor, sort = DEFAULT_SORT, counts = true, ...unplanned } = input;
   const asOf = new Date();
   const filters = await ready(unplanned, sort);
   const withOwner = seesEveryOwner(actor);
@@ -26,7 +26,8 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   // (a search of few matches then reads them once less: at 10 M on PostgreSQL, one plant's trigram scan is
   // ~100 ms each time).
   let counted: Count | undefined;
-  const totalOf = async (): Promise<Count> => (counted ??= await countMatching(actor, filters));
+  // Rows only (`counts: false`): a total of none, "at least" (raised to the rows seen below), and no offset.
+  const totalOf = async (): Promise<Count> => (counted ??= counts ? await countMatching(actor, filters) : { count: 0, exact: false });
   // Every read of rows walks at most SEARCH_WALK_BUDGET rows of each segment where it tests names (query.ts,
   // walksNames): a page whose walk stops there holds what it found, and says where it stopped.
   const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: SEARCH_WALK_BUDGET });
@@ -90,6 +91,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   const total = served === undefined && more === false ? { count: rows.length, exact: true } : await totalOf();
   let offset: Count;
   if (served === undefined) offset = { count: 0, exact: true };
+  else if (!counts) offset = { count: 0, exact: false };
   // A page its walk left empty stands where the walk stopped: no row between it and the page's cursor matched.
   else if (first === undefined) offset = walkStop ? await countBefore(actor, filters, sort, positionOfRow(sort, walkStop.row)) : { count: 0, exact: true };
   // The last page is placed by the total only when it holds what is left over; a walk that stopped may not.

@@ -292,13 +292,19 @@ async function walkSegment(
   const viewed = [...scopeConditions(actor, filters), ...(segment.only ? [segment.only] : []), ...(from ? [pastCondition(segment, from, descending)] : [])];
   const join = segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty;
   const ordering = orderBy(segment, descending);
+  // The folded name once: selected twice (as the key and as the name tested), SQLite no longer sees that the
+  // subquery's rows come in the outer query's order, and sorts the whole walk (6 ms for "o" at 1 M, not 0.01).
+  const byName = segment.keyColumn === 'nameFolded';
   const key = segment.key ? Prisma.sql`, ${segment.key} AS k` : Prisma.empty;
+  const name = byName ? Prisma.empty : Prisma.sql`, p."nameFolded" AS nf`;
   // plant scope: `viewed` starts with the scope.
-  const walk = Prisma.sql`SELECT p.id AS id${key}, p."nameFolded" AS nf FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT ${budget}`;
+  const walk = Prisma.sql`SELECT p.id AS id${key}${name} FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT ${budget}`;
   const walkOrder = segment.key ? Prisma.sql`ORDER BY w.k ${direction}, w.id ${direction}` : Prisma.sql`ORDER BY w.id ${direction}`;
-  const matches = Prisma.sql`SELECT w.id AS id FROM (${walk}) w WHERE ${nameContains(searchOf(filters)!.folded, Prisma.sql`w.nf`)} ${walkOrder} LIMIT ${limit}`;
+  const matches = Prisma.sql`SELECT w.id AS id FROM (${walk}) w WHERE ${nameContains(searchOf(filters)!.folded, byName ? Prisma.sql`w.k` : Prisma.sql`w.nf`)} ${walkOrder} LIMIT ${limit}`;
   // plant scope: as above.
-  const last = Prisma.sql`SELECT p.id AS id FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT 1 OFFSET ${budget - 1}`;
+  // Read only when the page is short: its LIMIT, computed before the walk starts, is then 1, else 0 (a gate in a
+  // WHERE would be tested after the walk of `budget` rows; in the LIMIT, neither engine starts it).
+  const last = Prisma.sql`SELECT p.id AS id FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT CASE WHEN (SELECT COUNT(*) FROM page) < ${limit} THEN 1 ELSE 0 END OFFSET ${budget - 1}`;
   // plant scope: the rows of ids the walk above found in the scope.
   const rowsOf = (ids: Prisma.Sql, walkEnd: number) =>
     Prisma.sql`SELECT r.*, ${Prisma.raw(String(walkEnd))} AS "walkEnd" FROM (${rowSelect(options.withOwner, segment, Prisma.sql`${ids} JOIN "Plant" p ON p.id = x.id`)}) r`;
@@ -306,7 +312,7 @@ async function walkSegment(
   const found = await db.$queryRaw<(RawRow & { walkEnd: number | bigint })[]>`WITH page AS MATERIALIZED (${matches})
     ${rowsOf(Prisma.sql`page x`, 0)}
     UNION ALL
-    ${rowsOf(Prisma.sql`(${last}) x`, 1)} WHERE (SELECT COUNT(*) FROM page) < ${limit}
+    ${rowsOf(Prisma.sql`(${last}) x`, 1)}
     ${resultOrder}`;
   const strip = ({ walkEnd: _, ...row }: RawRow & { walkEnd: unknown }): RawRow => row;
   const stop = found.find((row) => Number(row.walkEnd) === 1);

@@ -28,7 +28,8 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     if (!searching || !stop) return;
     let gone = false;
     const cursor = continuationOf(stop);
-    utils.client.plants.page.query({ ...input, cursor }).then(
+    // Going forwards the page keeps the first answer's counts, so the requests that go on count nothing.
+    utils.client.plants.page.query({ ...input, cursor, ...(stop.direction === 'forwards' ? { counts: false } : {}) }).then(
       (answer) => {
         if (gone) return;
         // The row it stopped at was deleted meanwhile, and the server served another page: the person goes on from there.
