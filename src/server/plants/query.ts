@@ -306,13 +306,16 @@ async function walkSegment(
   // WHERE would be tested after the walk of `budget` rows; in the LIMIT, neither engine starts it).
   const last = Prisma.sql`SELECT p.id AS id FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT CASE WHEN (SELECT COUNT(*) FROM page) < ${limit} THEN 1 ELSE 0 END OFFSET ${budget - 1}`;
   // plant scope: the rows of ids the walk above found in the scope.
-  const rowsOf = (ids: Prisma.Sql, walkEnd: number) =>
-    Prisma.sql`SELECT r.*, ${Prisma.raw(String(walkEnd))} AS "walkEnd" FROM (${rowSelect(options.withOwner, segment, Prisma.sql`${ids} JOIN "Plant" p ON p.id = x.id`)}) r`;
+  const matchRows = rowSelect(options.withOwner, segment, Prisma.sql`page x JOIN "Plant" p ON p.id = x.id`);
+  // The last row by its id as one value: joined to a subquery whose LIMIT it cannot know, PostgreSQL's planner
+  // expected thousands of rows and hashed the whole table (400 ms at 1 M).
+  // plant scope: as above.
+  const lastRow = Prisma.sql`${rowSelect(options.withOwner, segment)} WHERE p.id = (${last})`;
   const resultOrder = segment.key ? Prisma.sql`ORDER BY "sortKey" ${direction}, id ${direction}` : Prisma.sql`ORDER BY id ${direction}`;
   const found = await db.$queryRaw<(RawRow & { walkEnd: number | bigint })[]>`WITH page AS MATERIALIZED (${matches})
-    ${rowsOf(Prisma.sql`page x`, 0)}
+    SELECT r.*, 0 AS "walkEnd" FROM (${matchRows}) r
     UNION ALL
-    ${rowsOf(Prisma.sql`(${last}) x`, 1)}
+    SELECT r.*, 1 AS "walkEnd" FROM (${lastRow}) r
     ${resultOrder}`;
   const strip = ({ walkEnd: _, ...row }: RawRow & { walkEnd: unknown }): RawRow => row;
   const stop = found.find((row) => Number(row.walkEnd) === 1);
