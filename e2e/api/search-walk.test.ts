@@ -109,6 +109,9 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     for (const key of ['owner', 'created'] as const) {
       const answer = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' } });
       expect(answer, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      // How far it got, as the page shows it: the owner's name, or the creation time as an ISO time.
+      if (key === 'owner') expect(answer.walkStopped!.reached).toBe('walk-alice');
+      else expect(answer.walkStopped!.reached).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
   });
 

@@ -2,7 +2,7 @@ import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
 import { SEARCH_WALK_BUDGET } from '@/shared/limits';
-import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type WalkStop } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkStop } from '@/shared/plants';
 
 import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
 import { seesEveryOwner } from './scope';
@@ -123,13 +123,16 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     hasNext: more,
     cursor: served,
     asOf,
-    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), reached: reachedText(walkStop.row) } : null,
+    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), reached: reachedText(sort, walkStop.row) } : null,
   };
 }
 
-/** Where a walk stopped, as a person reads the order's key: a name (folded), tag, owner, or creation time; null for untagged plants. */
-function reachedText(row: SelectedRow): string | null {
+/** Where a walk stopped, as a person reads the order's key: a folded name, a tag, an owner, or an ISO time; null for untagged plants. */
+function reachedText(sort: PlantSort, row: SelectedRow): string | null {
   const key = row.sortKey;
   if (key === null || key === undefined) return null;
-  return key instanceof Date ? key.toISOString() : typeof key === 'string' ? key : new Date(String(key)).toISOString();
+  if (sort.key !== 'created') return String(key);
+  // A time as each engine's driver gives it: a Date, or SQLite's text (or a number of milliseconds).
+  const at = key instanceof Date ? key : new Date(typeof key === 'string' && !/^\d+$/.test(key) ? key : Number(key));
+  return Number.isNaN(at.getTime()) ? String(key) : at.toISOString();
 }

@@ -21,7 +21,8 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
   const [chain, setChain] = useState<Chain>({ of: key, more: [], allowed: AUTO_CONTINUATIONS, halted: false });
   const current = chain.of === key ? chain : { of: key, more: NONE, allowed: AUTO_CONTINUATIONS, halted: false };
   const page = useMemo(() => (first && settled ? joinWalked(first, current.more, input.size) : first), [first, settled, current.more, input.size]);
-  const stop = settled ? (page?.walkStopped ?? null) : null;
+  // A full page asks nothing more, even when its walk stopped right after its last row: Next page goes on.
+  const stop = settled && page && page.rows.length < input.size ? (page.walkStopped ?? null) : null;
   const searching = stop !== null && !current.halted && current.more.length < current.allowed;
 
   useEffect(() => {
