@@ -8,7 +8,7 @@ import { trpc } from '@/ui/trpc';
 import { sameCursor } from './url-state';
 import { AUTO_CONTINUATIONS, continuationOf, joinWalked } from './walked-page';
 
-type Chain = { of: string; more: PlantPage[]; allowed: number; halted: boolean };
+type Chain = { of: string; more: PlantPage[]; allowed: number; halted: boolean; ended?: boolean; instead?: PlantPage };
 const NONE: PlantPage[] = [];
 
 /**
@@ -20,7 +20,16 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
   const utils = trpc.useUtils();
   const [chain, setChain] = useState<Chain>({ of: key, more: [], allowed: AUTO_CONTINUATIONS, halted: false });
   const current = chain.of === key ? chain : { of: key, more: NONE, allowed: AUTO_CONTINUATIONS, halted: false };
-  const page = useMemo(() => (first && settled ? joinWalked(first, current.more, input.size) : first), [first, settled, current.more, input.size]);
+  const ended = current.ended === true;
+  const page = useMemo(() => {
+    // A page that found no row before its order ended shows what the server served instead (the nearest page
+    // that has some); the view's address follows it, as for any page that ran empty.
+    if (current.instead && settled) return current.instead;
+    const joined = first && settled ? joinWalked(first, current.more, input.size) : first;
+    // The order ended where the last walk stopped: nothing more follows (forwards), and nothing is being looked for.
+    if (!joined || !ended) return joined;
+    return { ...joined, walkStopped: null, ...(joined.walkStopped?.direction === 'forwards' ? { hasNext: false } : {}) };
+  }, [first, settled, current.more, current.instead, input.size, ended]);
   // A full page asks nothing more, even when its walk stopped right after its last row: Next page goes on.
   const stop = settled && page && page.rows.length < input.size ? (page.walkStopped ?? null) : null;
   const searching = stop !== null && !current.halted && current.more.length < current.allowed;
@@ -33,8 +42,13 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     utils.client.plants.page.query({ ...input, cursor, ...(stop.direction === 'forwards' ? { counts: false } : {}) }).then(
       (answer) => {
         if (gone) return;
-        // The row it stopped at was deleted meanwhile, and the server served another page: the person goes on from there.
-        if (!sameCursor(answer.cursor, cursor)) setChain({ ...current, halted: true });
+        // Another page than asked for: the server found no row from there to the end of the order (it then
+        // serves the nearest page that has some: the last going forwards, the first going backwards), or the row
+        // the walk stopped at was deleted meanwhile (the first page). Either way nothing more is joined.
+        if (!sameCursor(answer.cursor, cursor)) {
+          const found = (first?.rows.length ?? 0) + current.more.reduce((sum, more) => sum + more.rows.length, 0);
+          setChain({ ...current, halted: true, ended: answer.cursor?.kind === (cursor.kind === 'after' ? 'last' : undefined), ...(found === 0 ? { instead: answer } : {}) });
+        }
         else setChain({ ...current, more: [...current.more, answer] });
       },
       () => {
