@@ -96,3 +96,18 @@ test('the person sees the search going on, can stop it, and search further, at 3
   await expect(status).toHaveCount(0);
   await context.close();
 });
+
+test('a page past the last match, whose walk goes on to the end of the order, shows the last page instead', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  // By name descending the matches come first; after the last of them only fillers follow, more than one walk reads.
+  await page.goto(`/plants?q=needle&sort=name&dir=desc&after=${NEEDLE_BASE}`);
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await expect(page).toHaveURL(/[?&]page=last/);
+  await expect.poll(ids).toEqual(needleIds(0, 25).reverse());
+  await expect(page.getByTestId('walk-status')).toHaveCount(0);
+  await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
+  await context.close();
+});
