@@ -219,6 +219,11 @@ export const plantPageInput = z.strictObject({
     ])
     .optional(),
   sort: plantSort.optional(),
+  /**
+   * false: rows only, for a request that goes on from where a page's walk stopped (walkStopSchema), whose
+   * counts are the first answer's: no total or offset is counted (both come back as "at least", from the rows).
+   */
+  counts: z.boolean().optional(),
   ...plantFilters,
 });
 
@@ -231,6 +236,42 @@ export const plantRowSchema = z.object({
   owner: z.string().optional(),
   createdAt: z.date().optional(),
 });
+
+/**
+ * Where a page's walk stopped (docs/admin-page.md, "At scale"): a name search of many matches sorted by
+ * anything but id tests each name in that order, and one request walks at most SEARCH_WALK_BUDGET rows
+ * (shared/limits.ts). When its page was not full by then, the page holds what the walk found (maybe nothing)
+ * and this says where it stopped: the next request goes on from the row `id` (a cursor `after` it when the
+ * walk went forwards, `before` it when it went backwards: a previous or last page). `reached` is that row's
+ * sort key as text (a folded name, a tag, an owner, an ISO time; null for an untagged plant), to say how far
+ * the search got. Matches past that row are not known yet: `hasNext` (forwards) says only that more may follow.
+ */
+export const walkStopSchema = z.object({
+  direction: z.enum(['forwards', 'backwards']),
+  id: z.bigint(),
+  reached: z.string().nullable(),
+});
+export type WalkStop = z.infer<typeof walkStopSchema>;
+
+/** One page of the admin table (plants.page's answer; the tRPC door checks every answer against it). */
+export const plantPageOutput = z.object({
+  rows: z.array(plantRowSchema),
+  /** Plants that match the filters, on every page: exactly when `totalExact`, else at least this many ("10,000+"). */
+  total: z.number().int().nonnegative(),
+  totalExact: z.boolean(),
+  /** How many matching plants come before the first row (0 on the first page): exactly when `offsetExact`, else at least this many. */
+  offset: z.number().int().nonnegative(),
+  offsetExact: z.boolean(),
+  /** Whether matching plants come (or, after a walk that stopped, may come) after the last row. */
+  hasNext: z.boolean(),
+  /** The page that was served: a page whose cursor row is gone, or that ran empty, falls back to the first or last. */
+  cursor: plantPageInput.shape.cursor,
+  /** When the page was read: "select all matching" means the plants that matched then (see bulkSelection). */
+  asOf: z.date(),
+  /** Set when the walk of a name search stopped at its budget before the page was full (walkStopSchema). */
+  walkStopped: walkStopSchema.nullable(),
+});
+export type PlantPage = z.infer<typeof plantPageOutput>;
 
 /** The body of PATCH /api/plants/{id} (documented as the PlantPatch component). */
 export const plantPatchSchema = z

@@ -1,26 +1,14 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
-import { DEFAULT_SORT, type PlantPageInput, type PlantRow } from '@/shared/plants';
+import { SEARCH_WALK_BUDGET } from '@/shared/limits';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkStop } from '@/shared/plants';
 
-import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type RawRow, ready, selectFrom, toRow } from './query';
+import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
 import { seesEveryOwner } from './scope';
 
-export type TablePage = {
-  rows: PlantRow[];
-  /** Plants that match the filters, on every page: exactly when `totalExact`, else at least this many ("10,000+"). */
-  total: number;
-  totalExact: boolean;
-  /** How many matching plants come before the first row (0 on the first page): exactly when `offsetExact`, else at least this many. */
-  offset: number;
-  offsetExact: boolean;
-  /** Whether matching plants come after the last row (the next and last pages have rows). */
-  hasNext: boolean;
-  /** The page that was served: a page whose cursor row is gone, or that ran empty, falls back to the first or last. */
-  cursor: PlantPageInput['cursor'];
-  /** When the page was read: "select all matching" means the plants that matched then (see bulkSelection). */
-  asOf: Date;
-};
+/** A page of the admin table (its schema, and what each field means: shared/plants.ts, plantPageOutput). */
+export type TablePage = PlantPage;
 
 /**
  * A page of the admin table, in any of its sorts: keyset paging on (sort key, id) in both directions, plus
@@ -30,7 +18,7 @@ export type TablePage = {
  * same at any size of the store (docs/admin-page.md, "At scale").
  */
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
-  const { size, cursor, sort = DEFAULT_SORT, ...unplanned } = input;
+  const { size, cursor, sort = DEFAULT_SORT, counts = true, ...unplanned } = input;
   const asOf = new Date();
   const filters = await ready(unplanned, sort);
   const withOwner = seesEveryOwner(actor);
@@ -38,20 +26,31 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   // (a search of few matches then reads them once less: at 10 M on PostgreSQL, one plant's trigram scan is
   // ~100 ms each time).
   let counted: Count | undefined;
-  const totalOf = async (): Promise<Count> => (counted ??= await countMatching(actor, filters));
+  // Rows only (`counts: false`): a total of none, "at least" (raised to the rows seen below), and no offset.
+  const totalOf = async (): Promise<Count> => (counted ??= counts ? await countMatching(actor, filters) : { count: 0, exact: false });
+  // Every read of rows walks at most SEARCH_WALK_BUDGET rows of each segment where it tests names (query.ts,
+  // walksNames): a page whose walk stops there holds what it found, and says where it stopped.
+  const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: SEARCH_WALK_BUDGET });
+  let stop: { row: SelectedRow; direction: WalkStop['direction'] } | null = null;
+  const backwards = async (options: { from?: KeysetPosition; limit: number }) => {
+    const found = await read({ ...options, backwards: true, withOwner });
+    if (found.stop) stop = { row: found.stop, direction: 'backwards' };
+    return found.rows.reverse();
+  };
   // The last page holds what is left over after whole pages, when the total is known; else a whole page.
   const lastPage = async () => {
     const total = await totalOf();
-    return total.count === 0 && total.exact ? [] : (await selectFrom(actor, filters, sort, { backwards: true, limit: total.exact ? total.count % size || size : size, withOwner })).reverse();
+    return total.count === 0 && total.exact ? [] : await backwards({ limit: total.exact ? total.count % size || size : size });
   };
-  // One row more than the page, to know whether another follows.
+  // One row more than the page, to know whether another follows (or, when the walk stopped first, that more may).
   const forwards = async (from?: KeysetPosition) => {
-    const found = await selectFrom(actor, filters, sort, { from, limit: size + 1, withOwner });
-    return { rows: found.slice(0, size), more: found.length > size };
+    const found = await read({ from, limit: size + 1, withOwner });
+    if (found.stop) stop = { row: found.stop, direction: 'forwards' };
+    return { rows: found.rows.slice(0, size), more: found.rows.length > size || found.stop !== null };
   };
 
   let served = cursor;
-  let rows: (RawRow & { segment: number })[];
+  let rows: SelectedRow[];
   let more: boolean | undefined;
   if (cursor?.kind === 'after' || cursor?.kind === 'before') {
     // By id the cursor is its own position, even once its row is gone; other orders read the row's key.
@@ -63,7 +62,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     } else if (cursor.kind === 'after') {
       ({ rows, more } = await forwards(from));
     } else {
-      rows = (await selectFrom(actor, filters, sort, { from, backwards: true, limit: size, withOwner })).reverse();
+      rows = await backwards({ from, limit: size });
     }
   } else if (cursor?.kind === 'last') {
     rows = await lastPage();
@@ -71,8 +70,9 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   } else {
     ({ rows, more } = await forwards());
   }
-  // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page that has some.
-  if (rows.length === 0 && served) {
+  // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page
+  // that has some. Not a page its walk left empty: its place is known, and matches may lie past it.
+  if (rows.length === 0 && served && !stop) {
     const total = await totalOf();
     if (total.count > 0 || !total.exact) {
       served = served.kind === 'before' ? undefined : { kind: 'last' };
@@ -84,16 +84,27 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
       }
     }
   }
+  const walkStop = stop as { row: SelectedRow; direction: WalkStop['direction'] } | null;
   const first = rows[0];
   const last = rows[rows.length - 1];
   // The first page (no cursor, or its fallback) read one row more than it holds: none more means it holds them all.
   const total = served === undefined && more === false ? { count: rows.length, exact: true } : await totalOf();
   let offset: Count;
-  if (first === undefined || served === undefined) offset = { count: 0, exact: true };
-  else if (served.kind === 'last' && total.exact) offset = { count: Math.max(0, total.count - rows.length), exact: true };
+  if (served === undefined) offset = { count: 0, exact: true };
+  else if (!counts) offset = { count: 0, exact: false };
+  // A page its walk left empty stands where the walk stopped: no row between it and the page's cursor matched.
+  else if (first === undefined) offset = walkStop ? await countBefore(actor, filters, sort, positionOfRow(sort, walkStop.row)) : { count: 0, exact: true };
+  // The last page is placed by the total only when it holds what is left over; a walk that stopped may not.
+  else if (served.kind === 'last' && total.exact && !walkStop) offset = { count: Math.max(0, total.count - rows.length), exact: true };
   else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
-  // A page read backwards: what follows its last row (the page it was turned from, unless that is gone).
-  more ??= last !== undefined && (await selectFrom(actor, filters, sort, { from: positionOfRow(sort, last), limit: 1, withOwner: false })).length > 0;
+  // A page read backwards: what follows its last row (the page it was turned from, unless that is gone), or for
+  // a page its walk left empty, what follows where the walk stopped. A walk that stops before it finds one says
+  // that more may follow.
+  if (more === undefined) {
+    const end = last ?? walkStop?.row;
+    const after = end === undefined ? null : await read({ from: positionOfRow(sort, end), limit: 1, withOwner: false });
+    more = after !== null && (after.rows.length > 0 || after.stop !== null);
+  }
   // An inexact total may be a count of the rows a walk with a budget saw (query.ts, countWhere), which need
   // not be the rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and
   // one more if another follows; past the cap, the cap ("10,000+") as everywhere else.
@@ -112,5 +123,16 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     hasNext: more,
     cursor: served,
     asOf,
+    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), reached: reachedText(sort, walkStop.row) } : null,
   };
+}
+
+/** Where a walk stopped, as a person reads the order's key: a folded name, a tag, an owner, or an ISO time; null for untagged plants. */
+function reachedText(sort: PlantSort, row: SelectedRow): string | null {
+  const key = row.sortKey;
+  if (key === null || key === undefined) return null;
+  if (sort.key !== 'created') return String(key);
+  // A time as each engine's driver gives it: a Date, or SQLite's text (or a number of milliseconds).
+  const at = key instanceof Date ? key : new Date(typeof key === 'string' && !/^\d+$/.test(key) ? key : Number(key));
+  return Number.isNaN(at.getTime()) ? String(key) : at.toISOString();
 }

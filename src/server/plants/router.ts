@@ -17,6 +17,7 @@ import {
   patchPlantInput,
   plantIdParam,
   plantPageInput,
+  plantPageOutput,
   TAG_MAX_LENGTH,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
@@ -143,6 +144,7 @@ export const plantsRouter = createTRPCRouter({
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
+    .output(plantPageOutput)
     .query(({ ctx, input }) => {
       chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
       return pagePlants(ctx.actor, input);

@@ -26,6 +26,8 @@ import { RetagDialog } from './RetagDialog';
 import { Toolbar } from './Toolbar';
 import { type Cursor, hasFilters, plantsHref, type PlantsQuery, readPlantsQuery, sameCursor } from './url-state';
 import { useLiveMarks } from './useLiveMarks';
+import { useWalkedPage } from './useWalkedPage';
+import { WalkStatus } from './WalkStatus';
 import { usePlantNotices } from './usePlantNotices';
 import { asBulkSelection, useSelection } from './useSelection';
 import { useBulkRunner } from './useBulk';
@@ -82,8 +84,10 @@ function PlantsViewInner() {
   const filters = { ...(query.q ? { q: query.q } : {}), ...(query.tag ? { tag: query.tag } : {}), ...(query.owner && isAdmin ? { owner: query.owner } : {}) };
   const input = { size: query.size, sort: query.sort, ...(query.cursor ? { cursor: query.cursor } : {}), ...filters };
   const page = trpc.plants.page.useQuery(input, { placeholderData: keepPreviousData });
-  const data = page.data;
   const turning = page.isPlaceholderData;
+  // A search whose walk stopped before the page was full asks on by itself (walked-page.ts).
+  const walked = useWalkedPage(input, page.data, `${plantsHref(query)} ${page.dataUpdatedAt}`, !turning);
+  const data = walked.page;
 
   // The server served another page than the address names (that page emptied): the address follows.
   useEffect(() => {
@@ -221,7 +225,7 @@ function PlantsViewInner() {
         ) : null}
 
         {queryFallback(page, 'plants') ??
-          (data && data.rows.length === 0 ? (
+          (data && data.rows.length === 0 && !walked.stop ? (
             <div className="empty">
               <Leaf className="empty__icon" aria-hidden="true" />
               {hasFilters(query) ? (
@@ -261,13 +265,22 @@ function PlantsViewInner() {
                 busy={page.isFetching}
                 restoreFocus={restoreFocus}
               />
+              <WalkStatus
+                sortKey={query.sort.key}
+                stop={walked.stop}
+                searching={walked.searching}
+                found={rows.length}
+                onHalt={walked.halt}
+                onResume={walked.resume}
+              />
               <Pager
                 {...place}
                 hasNext={data?.hasNext ?? false}
                 loading={turning}
                 size={query.size}
-                firstId={data?.rows[0]?.id}
-                lastId={data?.rows[data.rows.length - 1]?.id}
+                // A page its walk left short goes on from where the walk stopped, not from its last row.
+                firstId={walked.stop?.direction === 'backwards' ? walked.stop.id : data?.rows[0]?.id}
+                lastId={walked.stop?.direction === 'forwards' ? walked.stop.id : data?.rows[data.rows.length - 1]?.id}
                 onSize={(size) => go({ ...query, size, cursor: undefined })}
                 onTurn={turnTo}
               />

@@ -1,0 +1,113 @@
+import Database from 'better-sqlite3';
+
+import { SEARCH_WALK_BUDGET } from '@/shared/limits';
+import { foldForSearch } from '@/shared/plants';
+
+import { type RunningServer, startServer } from '@test-support/server-process';
+import { expect, test } from '@test-support/browser-fixtures';
+
+/**
+ * A name search of many matches sorted by name, whose matches all come after more names than one request may
+ * walk (SEARCH_WALK_BUDGET): the first answer holds no row and says where its walk stopped, and the page asks
+ * on by itself until it is full, says so while it searches, and lets the person stop and go on
+ * (docs/admin-page.md, "At scale"). On a server of its own: the suite's shared one stays small.
+ */
+const FILLERS = SEARCH_WALK_BUDGET + 500;
+/** More matches than SQLite's trigram index plan takes (2,000), so the search walks. */
+const NEEDLES = 2_100;
+const NEEDLE_BASE = 1_000_000;
+const needleIds = (from: number, count: number) => Array.from({ length: count }, (_, index) => String(NEEDLE_BASE + from + index));
+
+let server: RunningServer;
+
+test.beforeAll(async () => {
+  test.setTimeout(120_000);
+  server = await startServer();
+  const db = new Database(server.databaseUrl.slice('file:'.length));
+  const insert = db.prepare('INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES (?, ?, ?, NULL, 1, ?)');
+  const now = new Date().toISOString().replace('Z', '+00:00');
+  const add = (id: number, name: string) => insert.run(BigInt(id), name, foldForSearch(name), now);
+  db.transaction(() => {
+    for (let i = 1; i <= FILLERS; i++) add(i, `Aaa filler ${String(i).padStart(6, '0')}`);
+    for (let i = 0; i < NEEDLES; i++) add(NEEDLE_BASE + i, `Zz needle ${String(i).padStart(6, '0')}`);
+  })();
+  db.close();
+});
+
+test.afterAll(async () => {
+  await server?.stop();
+});
+
+test('a search whose first walk finds nothing asks on by itself until the page is full', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  const pageRequests: string[] = [];
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname.includes('plants.page')) pageRequests.push(request.url());
+  });
+  await page.goto('/plants?q=needle&sort=name');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await expect.poll(ids).toEqual(needleIds(0, 25));
+  await expect(page.getByTestId('plants-range')).toHaveText(/^1–25 of /);
+  // Two requests at least: the one the address names, which stopped after SEARCH_WALK_BUDGET names, and the one that went on.
+  expect(pageRequests.length).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId('walk-status')).toHaveCount(0);
+  await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
+  // The address still names the page the person asked for; the next page follows its last row.
+  expect(new URL(page.url()).search).toBe('?q=needle&sort=name');
+  await page.getByRole('navigation', { name: 'Plant pages' }).getByRole('button', { name: 'Next page' }).click();
+  await expect.poll(ids).toEqual(needleIds(25, 25));
+  await context.close();
+});
+
+test('the person sees the search going on, can stop it, and search further, at 320 px and by keyboard', async ({ browser, shot }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl, viewport: { width: 320, height: 700 } });
+  const page = await context.newPage();
+  // Hold the request that goes on (the second plants.page request) until the test lets it through.
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let seen = 0;
+  await page.route('**/api/trpc/**', async (route) => {
+    if (new URL(route.request().url()).pathname.includes('plants.page') && ++seen === 2) await held;
+    await route.continue();
+  });
+  await page.goto('/plants?q=needle&sort=name');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const status = page.getByTestId('walk-status');
+  await expect(status).toHaveAttribute('data-state', 'searching');
+  await expect(status.getByRole('status')).toHaveText('Searching further…');
+  await expect(status).toContainText(`names up to “${foldForSearch(`Aaa filler ${String(SEARCH_WALK_BUDGET).padStart(6, '0')}`)}”`);
+  await shot(page, 'search-walk-searching-320');
+  await status.getByRole('button', { name: 'Stop' }).click();
+  await expect(status).toHaveAttribute('data-state', 'stopped');
+  await expect(status.getByRole('status')).toHaveText('Search stopped: 0 plants found so far, more may match.');
+  release();
+  // Nothing fits only sideways at 320 px.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+  await shot(page, 'search-walk-stopped-320');
+  // The held answer came back after the stop: it is not shown. Search further, by keyboard.
+  await status.getByRole('button', { name: 'Search further' }).focus();
+  await page.keyboard.press('Enter');
+  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await expect.poll(ids).toEqual(needleIds(0, 25));
+  await expect(status).toHaveCount(0);
+  await context.close();
+});
+
+test('a page past the last match, whose walk goes on to the end of the order, shows the last page instead', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  // By name descending the matches come first; after the last of them only fillers follow, more than one walk reads.
+  await page.goto(`/plants?q=needle&sort=name&dir=desc&after=${NEEDLE_BASE}`);
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await expect(page).toHaveURL(/[?&]page=last/);
+  await expect.poll(ids).toEqual(needleIds(0, 25).reverse());
+  await expect(page.getByTestId('walk-status')).toHaveCount(0);
+  await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
+  await context.close();
+});

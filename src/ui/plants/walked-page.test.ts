@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+
+import type { PlantPage } from '@/shared/plants';
+
+import { joinWalked, reachedText } from './walked-page';
+
+const row = (id: number) => ({ id: BigInt(id), name: `p${id}` });
+const answer = (fields: Partial<PlantPage>): PlantPage => ({
+  rows: [],
+  total: 1_000,
+  totalExact: false,
+  offset: 0,
+  offsetExact: true,
+  hasNext: true,
+  cursor: undefined,
+  asOf: new Date(0),
+  walkStopped: null,
+  ...fields,
+});
+
+describe('a page joined from walks that stopped', () => {
+  it('forwards: rows in order up to the size, still stopped only while not full, placed by the first answer', () => {
+    const first = answer({ walkStopped: { direction: 'forwards', id: 50_000n, reached: 'aloe m' } });
+    const second = answer({ rows: [row(1), row(2)], offset: 0, offsetExact: false, walkStopped: { direction: 'forwards', id: 100_000n, reached: 'begonia' } });
+    expect(joinWalked(first, [second], 3)).toMatchObject({ rows: [row(1), row(2)], offset: 0, offsetExact: true, hasNext: true, walkStopped: { id: 100_000n } });
+    const third = answer({ rows: [row(3), row(4)], hasNext: false });
+    // Full: the row past the page is on the next one, which follows.
+    expect(joinWalked(first, [second, third], 3)).toMatchObject({ rows: [row(1), row(2), row(3)], hasNext: true, walkStopped: null });
+    // The order ended exactly at the page's end.
+    expect(joinWalked(first, [second, third], 4)).toMatchObject({ rows: [row(1), row(2), row(3), row(4)], hasNext: false, walkStopped: null });
+  });
+
+  it('backwards: the latest rows first, the size nearest the page turned from, placed by its first row', () => {
+    const first = answer({ rows: [row(9)], offset: 400, offsetExact: true, walkStopped: { direction: 'backwards', id: 8n, reached: 'f' } });
+    const second = answer({ rows: [row(5), row(6), row(7)], offset: 396, offsetExact: true, walkStopped: null });
+    expect(joinWalked(first, [second], 3)).toMatchObject({ rows: [row(6), row(7), row(9)], offset: 397, offsetExact: true, walkStopped: null });
+    expect(joinWalked(first, [second], 5)).toMatchObject({ rows: [row(5), row(6), row(7), row(9)], offset: 396, walkStopped: null });
+  });
+
+  it('never says fewer plants than it shows, when the total is not exact', () => {
+    const first = answer({ total: 1, rows: [row(1)], walkStopped: { direction: 'forwards', id: 2n, reached: 'b' } });
+    expect(joinWalked(first, [answer({ total: 1, rows: [row(3), row(4)] })], 25).total).toBe(4);
+  });
+
+  it('says how far the walk got in the words of the order', () => {
+    expect(reachedText('name', { direction: 'forwards', id: 1n, reached: 'aloe m' })).toBe('names up to “aloe m”');
+    expect(reachedText('tag', { direction: 'backwards', id: 7n, reached: null })).toBe('untagged plants back to id 7');
+  });
+});

@@ -1,0 +1,64 @@
+import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
+
+/**
+ * A name search of many matches sorted by anything but id is walked a budget of rows per request (the server
+ * says where each stopped: `walkStopped`, shared/plants.ts). The page asks on by itself from where the last
+ * answer stopped until it is full, the order ends, or it has asked AUTO_CONTINUATIONS times (docs/admin-page.md,
+ * "At scale"): then the person may search further. This joins those answers into the one page the view shows.
+ */
+
+/** Requests the page sends by itself for one page (each walks up to 50,000 rows: a million names), before it asks the person. */
+export const AUTO_CONTINUATIONS = 20;
+
+/** The request that goes on from where an answer's walk stopped: after that row going forwards, before it going backwards. */
+export const continuationOf = (stop: WalkStop) => (stop.direction === 'forwards' ? { kind: 'after' as const, id: stop.id } : { kind: 'before' as const, id: stop.id });
+
+/**
+ * The page that `first` and the answers that went on from it make together: at most `size` rows in the
+ * order's direction (forwards each answer's rows follow the last; backwards, a previous or last page, they come
+ * before), placed by the answer its first row came from, and still stopped only when it is not yet full.
+ */
+export function joinWalked(first: PlantPage, more: PlantPage[], size: number): PlantPage {
+  if (more.length === 0) return first;
+  const answers = [first, ...more];
+  const latest = answers[answers.length - 1]!;
+  const total = first.totalExact ? first.total : Math.max(...answers.map((answer) => answer.total));
+  if (first.walkStopped?.direction !== 'backwards') {
+    const all = answers.flatMap((answer) => answer.rows);
+    const cut = all.length > size;
+    const hasNext = cut || latest.hasNext;
+    const rows = all.slice(0, size);
+    return {
+      ...first,
+      rows,
+      hasNext,
+      total: first.totalExact ? total : Math.max(total, first.offset + rows.length + (hasNext ? 1 : 0)),
+      walkStopped: cut ? null : latest.walkStopped,
+    };
+  }
+  // Backwards: the latest answer's rows come first; the page keeps the `size` nearest the page it was turned from.
+  const all = [...answers].reverse().flatMap((answer) => answer.rows);
+  const cut = all.length > size;
+  const rows = all.slice(Math.max(0, all.length - size));
+  const leading = [...answers].reverse().find((answer) => answer.rows.length > 0) ?? latest;
+  const offset = leading.offset + (cut ? all.length - size : 0);
+  return {
+    ...first,
+    rows,
+    offset,
+    offsetExact: leading.offsetExact,
+    total: first.totalExact ? total : Math.max(total, offset + rows.length + (first.hasNext ? 1 : 0)),
+    walkStopped: cut ? null : latest.walkStopped,
+  };
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** How far a walk got, as a person reads the order: "names up to “aloe m…”", "plants created up to 27 Nov 2026, 05:00". */
+export function reachedText(key: Exclude<PlantSortKey, 'id'>, stop: WalkStop): string {
+  const way = stop.direction === 'forwards' ? 'up to' : 'back to';
+  if (stop.reached === null) return `untagged plants ${way} id ${stop.id.toString()}`;
+  if (key === 'created') return `plants created ${way} ${dateTime.format(new Date(stop.reached))}`;
+  const what = key === 'name' ? 'names' : key === 'tag' ? 'tags' : 'owners';
+  return `${what} ${way} “${stop.reached}”`;
+}
