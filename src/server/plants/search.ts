@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, engine } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
-import { postgresExpectedMatches } from './search-postgresql';
+import { postgresMatchesUpTo } from './search-postgresql';
 
 /**
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
@@ -47,6 +47,11 @@ export type NameSearch = {
   /** The query folded as names are (foldForSearch). */
   folded: string;
   plan: 'index' | 'filter';
+  /**
+   * PostgreSQL's index plan: the ids of every plant of the store whose name matches, read from the index when
+   * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
+   */
+  matches?: readonly bigint[];
 };
 
 /** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
@@ -108,7 +113,11 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
   const served = folded.length > 0 && !(engine === 'sqlite' && (folded.includes(PADDING_CHARACTER) || READ_AS_REPLACEMENT.test(folded)));
   if (!served) return { folded, plan: 'filter' };
-  const matches = engine === 'sqlite' ? await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX) : await postgresExpectedMatches(folded);
+  if (engine === 'postgresql') {
+    const matches = await postgresMatchesUpTo(folded, INDEXED_MATCHES_MAX);
+    return matches === null ? { folded, plan: 'filter' } : { folded, plan: 'index', matches };
+  }
+  const matches = await sqliteMatchesUpTo(folded, INDEXED_MATCHES_MAX);
   return { folded, plan: matches <= INDEXED_MATCHES_MAX ? 'index' : 'filter' };
 }
 
