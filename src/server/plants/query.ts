@@ -70,7 +70,7 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
   // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's index plan
   // states the same substring test as its GIN indexes serve it (search-postgresql.ts).
   if (search?.plan === 'filter') list.push(nameContains(search.folded));
-  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search.folded));
+  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search));
   return list;
 }
 
@@ -240,6 +240,12 @@ export async function selectFrom(
  */
 export type Count = { count: number; exact: boolean };
 export const COUNT_WALK_BUDGET = 50_000;
+/**
+ * PostgreSQL's walk reads each row from the table (~1.2 µs at 10 M plants, where SQLite's reads its FTS5
+ * list): 50,000 cost a search of many matches ("orchid ivy") ~50 ms, 10,000 cost 2–5 ms (docs/performance.md,
+ * "Round five").
+ */
+export const POSTGRESQL_COUNT_WALK_BUDGET = 10_000;
 
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
 
@@ -267,7 +273,15 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${sqliteIndexedPlants(search.folded, COUNT_WALK_BUDGET)}) c`);
     return { count: found, exact: matches < COUNT_WALK_BUDGET };
   }
-  // A short query, or many matches on PostgreSQL: the scope's rows in any order, each name tested.
+  if (engine === 'postgresql') {
+    // Many matches: the scope's first rows in any order, each name tested, and how many were walked, in one walk.
+    // plant scope: `scope` is scopeConditions(), which starts with the scope.
+    const [row] = await db.$queryRaw<{ found: bigint | number; walked: bigint | number }[]>`SELECT COUNT(*) FILTER (WHERE w.hit) AS found, COUNT(*) AS walked
+      FROM (SELECT ${nameContains(search.folded)} AS hit FROM "Plant" p ${join} ${scope} LIMIT ${POSTGRESQL_COUNT_WALK_BUDGET}) w`;
+    const found = Number(row?.found ?? 0);
+    return found > cap ? capped(found, false) : { count: found, exact: Number(row?.walked ?? 0) < POSTGRESQL_COUNT_WALK_BUDGET };
+  }
+  // A short query on SQLite: the scope's rows in any order, each name tested.
   // plant scope: `scope` is scopeConditions(), which starts with the scope.
   const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
   const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
