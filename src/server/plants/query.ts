@@ -274,12 +274,15 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     return { count: found, exact: matches < COUNT_WALK_BUDGET };
   }
   if (engine === 'postgresql') {
-    // Many matches: the scope's first rows in any order, each name tested, and how many were walked, in one walk.
+    // Many matches: the scope's first rows in any order, each name tested, stopping once past the cap (a search
+    // of 1 in 6 stops after ~6,000 rows); under it, whether the walk saw every row of the scope.
     // plant scope: `scope` is scopeConditions(), which starts with the scope.
-    const [row] = await db.$queryRaw<{ found: bigint | number; walked: bigint | number }[]>`SELECT COUNT(*) FILTER (WHERE w.hit) AS found, COUNT(*) AS walked
-      FROM (SELECT ${nameContains(search.folded)} AS hit FROM "Plant" p ${join} ${scope} LIMIT ${POSTGRESQL_COUNT_WALK_BUDGET}) w`;
-    const found = Number(row?.found ?? 0);
-    return found > cap ? capped(found, false) : { count: found, exact: Number(row?.walked ?? 0) < POSTGRESQL_COUNT_WALK_BUDGET };
+    const walk = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${POSTGRESQL_COUNT_WALK_BUDGET}`;
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walk}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
+    if (found > cap) return capped(found, false);
+    // plant scope: as above.
+    const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${POSTGRESQL_COUNT_WALK_BUDGET}) c`);
+    return { count: found, exact: rows < POSTGRESQL_COUNT_WALK_BUDGET };
   }
   // A short query on SQLite: the scope's rows in any order, each name tested.
   // plant scope: `scope` is scopeConditions(), which starts with the scope.
