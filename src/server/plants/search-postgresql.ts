@@ -15,8 +15,10 @@ import { indexable, type NameSearch } from './search';
  *   of every one- and two-character substring of each name ("Plant_nameFolded_grams_idx", migration
  *   *_plant_name_search_short_queries), `plant_name_grams("nameFolded") @> ARRAY[q]`.
  *
- * How many plants match is the planner's own estimate of that same condition, read by EXPLAIN (nothing is read
- * from the table); a wrong guess costs time, never a wrong row.
+ * A long query of common trigrams asks pg_trgm's index for its rarest few only, by statistics ANALYZE keeps
+ * (rarestTrigrams), and tests the whole query on the rows they leave. Whether the index serves a search is the
+ * planner's estimate of its condition, read by EXPLAIN; when it says few, the matches' ids are read from the
+ * index, no more than the plan's limit (postgresMatchesUpTo). A wrong guess costs time, never a wrong row.
  */
 
 /** PostgreSQL's LIKE pattern for "contains this text": `\` (LIKE's default escape), `%` and `_` escaped, so each is itself. */

@@ -27,8 +27,9 @@ import { postgresMatchesUpTo } from './search-postgresql';
  *   id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1) and
- * from PostgreSQL's statistics (the planner's estimate of the rows its index's condition keeps): neither costs more than a
- * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
+ * on PostgreSQL from its statistics (the planner's estimate of the rows its index's condition keeps), then, when
+ * that says few, from the index (the matches' ids, read up to INDEXED_MATCHES_MAX + 1 and kept for the query):
+ * neither costs more than a few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
  */
 
 /**
