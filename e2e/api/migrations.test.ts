@@ -17,6 +17,7 @@ import { applyMigrationsInProcesses } from '@test-support/migrations-in-parallel
 
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
+import { PRISMA_ADVISORY_LOCK_ID } from '@/server/db/migration-history';
 import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
 
@@ -101,6 +102,18 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
       expect(appliedMigrationNames).toEqual(committed);
     } finally {
       await close();
+    }
+    if (testEngine === 'postgresql') {
+      // Prisma's engine holds the migration lock for its session, which the server ends a moment after close()
+      // returns: until then the runner would rightly say it waits for the lock.
+      const holders = async () =>
+        Number(
+          (await byPrisma.query<{ n: bigint | number }>(
+            `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ? AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            [PRISMA_ADVISORY_LOCK_ID],
+          ))[0]!.n,
+        );
+      await expect.poll(holders, { timeout: 30_000, interval: 50 }).toBe(0);
     }
     const lines: string[] = [];
     expect((await applyMigrations({ databaseUrl: byPrisma.url, log: (line) => lines.push(line) })).applied).toEqual([]);

@@ -34,6 +34,9 @@ const NAMES = [
   'ΟΔΟΣ',
   'x',
   'Aloe ~~~ (rare)',
+  // Holds the rarest trigrams of "crowded fern 1000" ("000", "100") but not the query: on PostgreSQL the index
+  // is asked for those alone and this name must fail the test of the whole query.
+  'Fern 1000',
 ];
 /** Enough plants of one name that a search for it takes the walk, and counts stop at the cap. */
 const CROWD = 10_050;
@@ -93,6 +96,19 @@ describe('the name search', () => {
       expect(ids, `q=${JSON.stringify(q)}`).toEqual(expected);
       if (!crowd) expect(await found(alice, q), `q=${JSON.stringify(q)}: no crowd`).toEqual(expected);
     }
+  });
+
+  it('asks the trigram index for the rarest trigrams of a long query, by the statistics ANALYZE keeps of them', async () => {
+    if (server.database.engine !== 'postgresql') return;
+    // The statistics object of migration *_plant_name_trigram_statistics, filled by the ANALYZE above: without
+    // it every trigram is asked (a right answer either way; the test above would not reach the narrowed plan).
+    const [statistics] = await server.database.query<{ trigrams: string | null }>(
+      `SELECT most_common_elems::text AS trigrams FROM pg_stats_ext_exprs WHERE statistics_name = 'Plant_nameFolded_trigrams'`,
+    );
+    expect(statistics?.trigrams).toContain('cro');
+    expect(await found(alice, 'crowded fern 1000')).toEqual([1000, ...Array.from({ length: 10 }, (_, index) => 10_000 + index)].map((at) => CROWD_BASE + BigInt(at)));
+    expect(await page(aliceToken, { size: 25, q: 'Crowded Fern 1000' })).toMatchObject({ total: 11, totalExact: true, hasNext: false });
+    expect(await found(server.admin, 'fern 1000')).toEqual([15n, 115n, ...(await found(alice, 'crowded fern 1000'))].sort((a, b) => (a < b ? -1 : 1)));
   });
 
   it("never finds another member's plant, whether the index or the walk finds the rows", async () => {

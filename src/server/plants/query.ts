@@ -70,7 +70,7 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
   // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's index plan
   // states the same substring test as its GIN indexes serve it (search-postgresql.ts).
   if (search?.plan === 'filter') list.push(nameContains(search.folded));
-  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search.folded));
+  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search));
   return list;
 }
 
@@ -325,7 +325,7 @@ async function walkSegment(
 /**
  * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP (shared/limits.ts), else at least
  * `count`; no count reads more than COUNT_CAP + 1 matching index entries, and a count that tests names reads
- * at most COUNT_WALK_BUDGET rows (docs/admin-page.md, "At scale").
+ * at most COUNT_WALK_BUDGET rows (POSTGRESQL_COUNT_WALK_BUDGET on PostgreSQL; docs/admin-page.md, "At scale").
  */
 export type Count = { count: number; exact: boolean };
 export const COUNT_WALK_BUDGET = 50_000;
@@ -337,13 +337,19 @@ export const COUNT_WALK_BUDGET = 50_000;
  * load 3–6), and 37 and 12 ms with 5,000 (docs/performance.md, "Round five").
  */
 export const PHRASE_COUNT_BUDGET = 2_000;
+/**
+ * PostgreSQL's walk reads each row from the table (~1.2 µs at 10 M plants, where SQLite's reads its FTS5
+ * list): 50,000 cost a search of many matches ("orchid ivy") ~50 ms, 10,000 cost 2–5 ms (docs/performance.md,
+ * "Round five").
+ */
+export const POSTGRESQL_COUNT_WALK_BUDGET = 10_000;
 
 const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: bigint | number }[]>(sql))[0]?.count ?? 0);
 
-/** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
 /** Where a count of these filters stops ("10,000+"): a search's count costs more per row, so it stops sooner. */
 export const countCapOf = (filters: PlannedFilters): number => (searchOf(filters) ? SEARCH_COUNT_CAP : COUNT_CAP);
 
+/** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
 async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql): Promise<Count> {
   const search = searchOf(filters);
   const cap = countCapOf(filters);
@@ -355,15 +361,17 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
   }
   const scope = whereOf([...scopeConditions(actor, filters), ...extra]);
   // A short query, or many matches on PostgreSQL, or too many on SQLite to read them all: the scope's rows in
-  // any order, each name tested, up to COUNT_WALK_BUDGET of them.
+  // any order, each name tested, up to the engine's walk budget; stopping once past the cap (a search of 1 in
+  // 6 stops after ~6,000 rows); under it, whether the walk saw every row of the scope.
+  const budget = engine === 'postgresql' ? POSTGRESQL_COUNT_WALK_BUDGET : COUNT_WALK_BUDGET;
   const walk = async (): Promise<Count> => {
     // plant scope: `scope` is scopeConditions(), which starts with the scope.
-    const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}`;
+    const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${budget}`;
     const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM (${walked}) w WHERE ${nameContains(search.folded, Prisma.sql`w."nameFolded"`)} LIMIT ${cap + 1}) c`);
     if (found > cap) return capped(found, false);
     // plant scope: as above.
-    const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${COUNT_WALK_BUDGET}) c`);
-    return { count: found, exact: rows < COUNT_WALK_BUDGET };
+    const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${budget}) c`);
+    return { count: found, exact: rows < budget };
   };
   if (engine === 'sqlite' && indexable(search.folded)) {
     // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule, the filters

@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, engine } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
-import { postgresExpectedMatches } from './search-postgresql';
+import { postgresMatchesUpTo } from './search-postgresql';
 
 /**
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
@@ -30,9 +30,11 @@ import { postgresExpectedMatches } from './search-postgresql';
  * whose trigrams repeat is asked for each distinct one): the index plan tests each name it finds.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1, and
- * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and
- * from PostgreSQL's statistics (the planner's estimate of the rows its index's condition keeps): neither costs more than a
- * few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has the figures.
+ * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and on PostgreSQL from its
+ * statistics (the planner's estimate of the rows its index's condition keeps), then, when that says few, from
+ * the index (the matches' ids, read up to INDEXED_MATCHES_MAX + 1 and kept for the query): neither costs more
+ * than a few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has
+ * the figures.
  */
 
 /**
@@ -51,6 +53,11 @@ export type NameSearch = {
   /** The query folded as names are (foldForSearch). */
   folded: string;
   plan: 'index' | 'filter';
+  /**
+   * PostgreSQL's index plan: the ids of every plant of the store whose name matches, read from the index when
+   * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
+   */
+  matches?: readonly bigint[];
 };
 
 /** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
@@ -163,8 +170,11 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   // On PostgreSQL every query is served: one or two characters by the index of short substrings (search-postgresql.ts).
   const served = folded.length > 0 && !(engine === 'sqlite' && folded.includes(PADDING_CHARACTER));
   if (!served) return { folded, plan: 'filter' };
-  const index = engine === 'sqlite' ? await sqliteIndexServes(folded) : (await postgresExpectedMatches(folded)) <= INDEXED_MATCHES_MAX;
-  return { folded, plan: index ? 'index' : 'filter' };
+  if (engine === 'postgresql') {
+    const matches = await postgresMatchesUpTo(folded, INDEXED_MATCHES_MAX);
+    return matches === null ? { folded, plan: 'filter' } : { folded, plan: 'index', matches };
+  }
+  return { folded, plan: (await sqliteIndexServes(folded)) ? 'index' : 'filter' };
 }
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
