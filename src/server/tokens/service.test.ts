@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { config } from '@/server/config';
 import { db } from '@/server/db/client';
 
-import { FIRST_ADMIN_NAME, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './service';
+import { FIRST_ADMIN_NAME, hashToken, issueFirstAdminToken, issueToken, revokeToken, verifyToken } from './service';
 
 const later = (at: Date, ms: number) => new Date(at.getTime() + ms);
 
@@ -13,6 +13,13 @@ async function revokeBehindTheBack(tokenId: number): Promise<void> {
 }
 
 // First in the file: it needs the empty database the unit setup gives each file.
+describe('hashToken', () => {
+  it('is the hex SHA-256 of the token’s UTF-8, the form the database stores (a change would lock every token out)', () => {
+    expect(hashToken(`pst_${'a'.repeat(43)}`)).toBe('1d7ea2639fa116d5790694008e1721af2471675017dec7f8da4c639684737b9f');
+    expect(hashToken('pst_ünï')).toBe('03fa85494244d0c088bde1473b2b6142ab8d24e05cf450dfedefb932aff48b0f');
+  });
+});
+
 describe('issueFirstAdminToken', () => {
   it('creates the admin and one token on an empty database, once when called twice at the same time', async () => {
     const issued = await Promise.all([issueFirstAdminToken(), issueFirstAdminToken()]);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 import { stringifyExactJson } from './exact-json';
@@ -16,8 +16,8 @@ import type { RestRoute } from './routing';
 const REPRESENTATION = '1';
 
 export function entityTag(route: RestRoute, version: string, input: unknown): string {
-  const hash = createHash('sha256').update(`${REPRESENTATION}\n${route.method} ${route.template}\n${version}\n${stringifyExactJson(input ?? null)}`);
-  return `"${hash.digest('base64url').slice(0, 27)}"`;
+  const digest = hash('sha256', `${REPRESENTATION}\n${route.method} ${route.template}\n${version}\n${stringifyExactJson(input ?? null)}`, 'base64url');
+  return `"${digest.slice(0, 27)}"`;
 }
 
 /**
