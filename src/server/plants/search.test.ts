@@ -268,6 +268,16 @@ describe('the name search on SQLite', () => {
     expect(await planNameSearch(query.slice(0, LONG_QUERY_TRIGRAMS + 2))).toEqual({ folded: query.slice(0, LONG_QUERY_TRIGRAMS + 2), plan: 'index' });
   });
 
+  it('decides a long query by its phrase, and reads the phrase, when its rarest trigrams find more than the index plan takes', async () => {
+    const crowd = actorOf(await signIn('search-rare-trigrams-crowd'));
+    // Eleven characters no other test writes (nine distinct trigrams), in more names than the index plan takes.
+    const query = '甲乙丙丁戊己庚辛壬癸子';
+    await insertPlantRows(crowd.userId, Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 7_500_000n + BigInt(index), name: `${query} ${index}` })));
+    // No `match`: both plans read the phrase's matches as before (the filter plan's count reads the first
+    // PHRASE_COUNT_BUDGET of them; of the rarest trigrams' candidates fewer would match, and it would say less).
+    expect(await planNameSearch(query)).toEqual({ folded: query, plan: 'filter' });
+  }, 60_000);
+
   it(`counts a search by reading at most ${PHRASE_COUNT_BUDGET.toLocaleString('en')} of its matches, then by the view's own rows`, async () => {
     const many = actorOf(await signIn('search-phrase-budget-many'));
     const few = await signIn('search-phrase-budget-few');

@@ -244,9 +244,10 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   if (match === phrase) return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
   if (await sqliteIndexServes(folded, match)) return { folded, plan: 'index', match };
   // The rarest trigrams find more than the cap, yet the query itself may match few: decided as before, by its
-  // own phrase, whose rows the index plan then reads (the cost this does not bound: docs/performance.md,
-  // "Round five"). The filter plan's probe and count read the rarest trigrams' candidates, each name tested.
-  return (await sqliteIndexServes(folded, phrase)) ? { folded, plan: 'index' } : { folded, plan: 'filter', match };
+  // own phrase (the cost this does not bound: docs/performance.md, "Round five"), and either plan then reads
+  // the phrase's matches as before. Not the rarest trigrams' candidates for the filter plan: its count reads
+  // the first PHRASE_COUNT_BUDGET of them, and fewer of those match, so its "at least" would say less.
+  return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
 }
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
