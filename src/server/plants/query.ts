@@ -133,7 +133,7 @@ export async function inIdOrder<Row>(
 ): Promise<Row[]> {
   const search = searchOf(filters);
   if (engine === 'sqlite' && search?.plan === 'filter' && indexable(search.folded)) {
-    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past, search.match), Prisma.sql`m.id`);
+    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
     if (probed.length >= limit) return probed;
   }
   return query(plantsFrom(filters), idColumn(filters));
@@ -281,9 +281,9 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     // and its name (the index finds more than the query's matches for some queries: search.ts), up to the
     // cap, among the first PHRASE_COUNT_BUDGET matches.
     const named = whereOf([...scopeConditions(actor, filters), nameContains(search.folded), ...extra]);
-    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, PHRASE_COUNT_BUDGET, search.match)} ${join} ${named} LIMIT ${cap + 1}) c`);
+    const found = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM ${sqliteIndexedPlants(search.folded, PHRASE_COUNT_BUDGET)} ${join} ${named} LIMIT ${cap + 1}) c`);
     if (found > cap) return capped(found, false);
-    const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${ftsMatches(search.folded, PHRASE_COUNT_BUDGET, search.match)}) c`);
+    const matches = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (${ftsMatches(search.folded, PHRASE_COUNT_BUDGET)}) c`);
     if (matches < PHRASE_COUNT_BUDGET) return { count: found, exact: true };
     // More matches in the store than that: the view's own rows may be fewer (a member's few plants).
     const walked = await walk();

@@ -27,7 +27,8 @@ import { postgresExpectedMatches } from './search-postgresql';
  *   id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
  * On SQLite the index may find more than the query's matches (U+FFFE and U+FFFF are U+FFFD to it; a query
- * whose trigrams repeat is asked for each distinct one): the index plan tests each name it finds.
+ * whose trigrams repeat is asked for each distinct one, a long one for its rarest few: sqliteFtsQuery): the
+ * index plan tests each name it finds.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1, and
  * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and
@@ -52,8 +53,8 @@ export type NameSearch = {
   folded: string;
   plan: 'index' | 'filter';
   /**
-   * SQLite: the FTS5 query that finds the query's names, when it is not ftsQuery(folded): its rarest few
-   * trigrams for a long query (sqliteFtsQuery).
+   * SQLite, the index plan: the FTS5 query that finds the query's names, when it is not ftsQuery(folded): its
+   * rarest few trigrams for a long query (sqliteFtsQuery). The filter plan always reads the phrase's matches.
    */
   match?: string;
 };
@@ -111,7 +112,7 @@ const trigramsOf = (folded: string): string[] => {
 /**
  * A query of more distinct trigrams than this is not asked of SQLite's index as its phrase but by its
  * RARE_TRIGRAMS_ASKED rarest trigrams. FTS5 matches a phrase (or an AND) by reading every token's list: 79
- * characters of the bench's common words, 77 distinct trigrams each in 1 in 6 to 1 in 144 names, cost ~340 ms
+ * characters of the bench's common words, 77 trigrams each in 1 in 6 to 1 in 144 names, cost ~340 ms
  * a statement at 1 M plants, matching nothing. The rarest few (AND, without positions) find a superset of the
  * query's matches, each name tested after (sqliteIndexedPlants; the filter plan tests every row anyway).
  * docs/performance.md, "Round five: SQLite search cost bounds", has the figures that chose these.
@@ -267,10 +268,10 @@ export const ID_ORDER_PROBE_MATCHES = 1_000;
  * like sqliteIndexedPlants. For a view of most plants a page is among them; a caller that finds too few of the
  * view's rows there walks instead, from the same position: the matches it read are all the ones before.
  */
-export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined, match = ftsQuery(folded)): Prisma.Sql {
+export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bigint | undefined): Prisma.Sql {
   const bound = past === undefined ? Prisma.empty : descending ? Prisma.sql` AND rowid < ${past}` : Prisma.sql` AND rowid > ${past}`;
   const order = descending ? Prisma.sql`DESC` : Prisma.sql`ASC`;
-  return plantsOfMatches(Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${match}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`);
+  return plantsOfMatches(Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsQuery(folded)}${bound} ORDER BY rowid ${order} LIMIT ${ID_ORDER_PROBE_MATCHES}`);
 }
 
 /**
