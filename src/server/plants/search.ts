@@ -146,6 +146,7 @@ async function trigramRarities(trigrams: string[]): Promise<Rarity[]> {
   const [rows, [store]] = await Promise.all([
     db.$queryRaw<Sample[]>`${samples}`,
     // Two subqueries: SQLite reads MIN and MAX off the primary key's index only one at a time (together: a scan, ~65 ms at 1 M).
+    // plant scope: the whole store's span of ids, which only ranks trigrams (no row, count or id leaves this function).
     db.$queryRaw<{ low: bigint | number | null; high: bigint | number | null }[]>`SELECT (SELECT MIN(id) FROM "Plant") AS low, (SELECT MAX(id) FROM "Plant") AS high`,
   ]);
   const storeSpan = Number(store?.high ?? 0) - Number(store?.low ?? 0) + 1;
