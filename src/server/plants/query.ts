@@ -78,7 +78,7 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
 export function plantsFrom(filters: PlannedFilters): Prisma.Sql {
   const search = searchOf(filters);
   // plant scope: a FROM, whose WHERE its callers take from conditions(), which starts with the scope.
-  return search?.plan === 'index' && engine === 'sqlite' ? sqliteIndexedPlants(search.folded) : Prisma.sql`"Plant" p`;
+  return search?.plan === 'index' && engine === 'sqlite' ? sqliteIndexedPlants(search.folded, undefined, search.match) : Prisma.sql`"Plant" p`;
 }
 
 export const whereOf = (list: Prisma.Sql[]): Prisma.Sql => (list.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(list, ' AND ')}`);

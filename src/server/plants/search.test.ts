@@ -17,7 +17,7 @@ import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET, type PlannedFilters, ready, selectFrom } from './query';
 import { listPlants } from './service';
-import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, planNameSearch, SHORT_QUERY_ENTRIES_BUDGET } from './search';
+import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, LONG_QUERY_TRIGRAMS, planNameSearch, RARE_TRIGRAMS_ASKED, SHORT_QUERY_ENTRIES_BUDGET } from './search';
 
 /**
  * The name search on SQLite (PostgreSQL's is held to the same rules over HTTP in e2e/api/search.test.ts):
@@ -194,7 +194,7 @@ describe('the name search on SQLite', () => {
     expect(await planNameSearch('CROWDED')).toEqual({ folded: 'crowded', plan: 'filter' });
     expect(await planNameSearch('Cr')).toEqual({ folded: 'cr', plan: 'filter' });
     expect(await planNameSearch('W')).toEqual({ folded: 'w', plan: 'filter' });
-    expect(await planNameSearch('crowded fern 1234')).toEqual({ folded: 'crowded fern 1234', plan: 'index' });
+    expect(await planNameSearch('crowded fern 1234')).toMatchObject({ folded: 'crowded fern 1234', plan: 'index' });
   });
 
   it('decides one or two characters by reading at most a budget of index entries, whatever the names hold', async () => {
@@ -244,6 +244,39 @@ describe('the name search on SQLite', () => {
     expect(ftsQuery('say "hi"')).toBe('"say ""hi"""');
     expect(ftsQuery('a\uFFFEb')).toBe('"a\uFFFDb"');
   });
+
+  it(`asks the index for the ${RARE_TRIGRAMS_ASKED} rarest trigrams of a long query, and for one in no name alone`, async () => {
+    const { caller } = await signIn('search-rare-trigrams');
+    // Twelve characters no other test writes: ten distinct trigrams. The first two are in five names, the
+    // others in two: the exact match, and a name holding them out of its order (found by them, dropped by its name test).
+    const query = '木火土金水日月山川田石竹';
+    const trigrams = [...query].slice(2).map((_, at) => [...query].slice(at, at + 3).join(''));
+    expect(trigrams.length).toBeGreaterThan(LONG_QUERY_TRIGRAMS);
+    await caller.plants.create({ id: 2_950_001n, name: query });
+    await caller.plants.create({ id: 2_950_002n, name: `${query.slice(2)} 木火` });
+    for (let index = 0; index < 4; index++) await caller.plants.create({ id: 2_950_010n + BigInt(index), name: query.slice(0, 4) });
+    const rarest = trigrams.slice(2, 2 + RARE_TRIGRAMS_ASKED);
+    expect(await planNameSearch(query)).toEqual({ folded: query, plan: 'index', match: rarest.map((trigram) => `"${trigram}"`).join(' AND ') });
+    expect((await caller.plants.list({ q: query })).map((plant) => plant.id)).toEqual([2_950_001n]);
+    expect(await caller.plants.page({ size: 10, q: query })).toMatchObject({ total: 1, totalExact: true });
+    // A trigram in no name: no name holds the query, and the index is asked for that trigram alone.
+    // Nothing else holds these characters: the ranks are the entries themselves (fewer than a sample).
+    const absent = `${query}松`;
+    expect(await planNameSearch(absent)).toEqual({ folded: absent, plan: 'index', match: '"石竹松"' });
+    expect(await caller.plants.page({ size: 10, q: absent })).toMatchObject({ rows: [], total: 0, totalExact: true });
+    // A query of few distinct trigrams keeps its phrase, with no reads of the term list.
+    expect(await planNameSearch(query.slice(0, LONG_QUERY_TRIGRAMS + 2))).toEqual({ folded: query.slice(0, LONG_QUERY_TRIGRAMS + 2), plan: 'index' });
+  });
+
+  it('decides a long query by its phrase, and reads the phrase, when its rarest trigrams find more than the index plan takes', async () => {
+    const crowd = actorOf(await signIn('search-rare-trigrams-crowd'));
+    // Eleven characters no other test writes (nine distinct trigrams), in more names than the index plan takes.
+    const query = '甲乙丙丁戊己庚辛壬癸子';
+    await insertPlantRows(crowd.userId, Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 7_500_000n + BigInt(index), name: `${query} ${index}` })));
+    // No `match`: both plans read the phrase's matches as before (the filter plan's count reads the first
+    // PHRASE_COUNT_BUDGET of them; of the rarest trigrams' candidates fewer would match, and it would say less).
+    expect(await planNameSearch(query)).toEqual({ folded: query, plan: 'filter' });
+  }, 60_000);
 
   it(`counts a search by reading at most ${PHRASE_COUNT_BUDGET.toLocaleString('en')} of its matches, then by the view's own rows`, async () => {
     const many = actorOf(await signIn('search-phrase-budget-many'));

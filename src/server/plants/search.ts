@@ -27,7 +27,8 @@ import { postgresMatchesUpTo } from './search-postgresql';
  *   id (sqliteIdOrderProbe), which for a view of most plants is shorter still.
  *
  * On SQLite the index may find more than the query's matches (U+FFFE and U+FFFF are U+FFFD to it; a query
- * whose trigrams repeat is asked for each distinct one): the index plan tests each name it finds.
+ * whose trigrams repeat is asked for each distinct one, a long one for its rarest few: sqliteFtsQuery): the
+ * index plan tests each name it finds.
  *
  * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1, and
  * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and on PostgreSQL from its
@@ -58,6 +59,11 @@ export type NameSearch = {
    * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
    */
   matches?: readonly bigint[];
+  /**
+   * SQLite, the index plan: the FTS5 query that finds the query's names, when it is not ftsQuery(folded): its
+   * rarest few trigrams for a long query (sqliteFtsQuery). The filter plan always reads the phrase's matches.
+   */
+  match?: string;
 };
 
 /** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
@@ -99,9 +105,78 @@ export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`
  */
 export function ftsQuery(folded: string): string {
   const points = [...asIndexed(folded)];
-  const trigrams = points.slice(TRIGRAM_LENGTH - 1).map((_, at) => points.slice(at, at + TRIGRAM_LENGTH).join(''));
+  const trigrams = trigramsOf(folded);
   const distinct = new Set(trigrams);
   return distinct.size === trigrams.length ? ftsPhrase(points.join('')) : [...distinct].map(ftsPhrase).join(' AND ');
+}
+
+/** A query's trigrams as the index holds them (asIndexed), in the query's order, with repeats. */
+const trigramsOf = (folded: string): string[] => {
+  const points = [...asIndexed(folded)];
+  return points.slice(TRIGRAM_LENGTH - 1).map((_, at) => points.slice(at, at + TRIGRAM_LENGTH).join(''));
+};
+
+/**
+ * A query of more distinct trigrams than this is not asked of SQLite's index as its phrase but by its
+ * RARE_TRIGRAMS_ASKED rarest trigrams. FTS5 matches a phrase (or an AND) by reading every token's list: 79
+ * characters of the bench's common words, 77 trigrams each in 1 in 6 to 1 in 144 names, cost ~340 ms
+ * a statement at 1 M plants, matching nothing. The rarest few (AND, without positions) find a superset of the
+ * query's matches, each name tested after (sqliteIndexedPlants; the filter plan tests every row anyway).
+ * docs/performance.md, "Round five: SQLite search cost bounds", has the figures that chose these.
+ */
+export const LONG_QUERY_TRIGRAMS = 8;
+export const RARE_TRIGRAMS_ASKED = 4;
+/**
+ * How many entries of a trigram's list in the term list are read to rank it (in id order): one with fewer is
+ * counted; one with this many is estimated by how far apart in ids they lie (this many over their span of
+ * ids, times the store's span). Reading every common trigram's list up to a count that tells them apart
+ * costs more than it saves (at 1 M, 77 trigrams up to 10,000 entries: ~57 ms); this many is ~2 ms for 77.
+ */
+export const TRIGRAM_SAMPLE_ENTRIES = 100;
+
+/** A trigram's rank (fewer is rarer): its entries when fewer than the sample, else an estimate of them. */
+type Rarity = { trigram: string; at: number; entries: number };
+
+/**
+ * Each distinct trigram's rarity, in one statement: one bounded read of the fts5vocab instance table per
+ * trigram (it seeks the term and stops at TRIGRAM_SAMPLE_ENTRIES), and the store's span of ids.
+ */
+async function trigramRarities(trigrams: string[]): Promise<Rarity[]> {
+  const samples = Prisma.join(
+    trigrams.map(
+      (trigram, at) =>
+        Prisma.sql`SELECT ${at} AS at, COUNT(*) AS entries, MAX(doc) - MIN(doc) AS span FROM (SELECT doc FROM "PlantNameSearchTerms" WHERE term = ${trigram} LIMIT ${TRIGRAM_SAMPLE_ENTRIES})`,
+    ),
+    ' UNION ALL ',
+  );
+  type Sample = { at: bigint | number; entries: bigint | number; span: bigint | number | null };
+  const [rows, [store]] = await Promise.all([
+    db.$queryRaw<Sample[]>`${samples}`,
+    // Two subqueries: SQLite reads MIN and MAX off the primary key's index only one at a time (together: a scan, ~65 ms at 1 M).
+    // plant scope: the whole store's span of ids, which only ranks trigrams (no row, count or id leaves this function).
+    db.$queryRaw<{ low: bigint | number | null; high: bigint | number | null }[]>`SELECT (SELECT MIN(id) FROM "Plant") AS low, (SELECT MAX(id) FROM "Plant") AS high`,
+  ]);
+  const storeSpan = Number(store?.high ?? 0) - Number(store?.low ?? 0) + 1;
+  return rows.map((row) => {
+    const entries = Number(row.entries);
+    const sampled = entries >= TRIGRAM_SAMPLE_ENTRIES ? (entries * storeSpan) / Math.max(Number(row.span ?? 0) + 1, 1) : entries;
+    return { trigram: trigrams[Number(row.at)]!, at: Number(row.at), entries: sampled };
+  });
+}
+
+/**
+ * The FTS5 query for a query of three characters or more: ftsQuery, unless it has more than
+ * LONG_QUERY_TRIGRAMS distinct trigrams; then its RARE_TRIGRAMS_ASKED rarest (ties in the query's order), or,
+ * when one of them is in no name, that one alone (it finds nothing: no name holds the query). The ranks only
+ * choose which trigrams are asked; every name found is tested, so a rank that is wrong (ids bunched where the
+ * sample lies, a plant written since) costs time, never a row.
+ */
+export async function sqliteFtsQuery(folded: string): Promise<string> {
+  const distinct = [...new Set(trigramsOf(folded))];
+  if (distinct.length <= LONG_QUERY_TRIGRAMS) return ftsQuery(folded);
+  const ranked = (await trigramRarities(distinct)).sort((a, b) => a.entries - b.entries || a.at - b.at);
+  const asked = ranked[0]!.entries === 0 ? ranked.slice(0, 1) : ranked.slice(0, RARE_TRIGRAMS_ASKED);
+  return asked.map(({ trigram }) => ftsPhrase(trigram)).join(' AND ');
 }
 
 /**
@@ -134,13 +209,13 @@ function shortQueryEntries(folded: string): Prisma.Sql {
  * by id for three characters or more; for one or two characters at any `limit` of them (their terms' rows
  * come term by term, not by id), which is all a count up to a cap asks.
  */
-export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
+export function ftsMatches(folded: string, limit?: number, match = ftsQuery(folded)): Prisma.Sql {
   if (!indexable(folded)) {
     const cut = limit === undefined ? Prisma.empty : Prisma.sql` LIMIT ${limit}`;
     return Prisma.sql`SELECT DISTINCT id FROM (${shortQueryEntries(folded)})${cut}`;
   }
   const cut = limit === undefined ? Prisma.empty : Prisma.sql` ORDER BY rowid LIMIT ${limit}`;
-  return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${ftsQuery(folded)}${cut}`;
+  return Prisma.sql`SELECT rowid AS id FROM "PlantNameSearch" WHERE "PlantNameSearch" MATCH ${match}${cut}`;
 }
 
 /**
@@ -148,9 +223,10 @@ export function ftsMatches(folded: string, limit?: number): Prisma.Sql {
  * store (read from the FTS5 index alone, stopping at one more); one or two characters of at most as many
  * matches whose entries are fewer than SHORT_QUERY_ENTRIES_BUDGET (read up to it).
  */
-async function sqliteIndexServes(folded: string): Promise<boolean> {
+async function sqliteIndexServes(folded: string, match: string): Promise<boolean> {
+  // `match`: the FTS5 query asked for a query of three characters or more (unused below that).
   if (indexable(folded)) {
-    const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM (${ftsMatches(folded, INDEXED_MATCHES_MAX + 1)}) m`;
+    const [row] = await db.$queryRaw<{ count: bigint | number }[]>`SELECT COUNT(*) AS count FROM (${ftsMatches(folded, INDEXED_MATCHES_MAX + 1, match)}) m`;
     return Number(row?.count ?? 0) <= INDEXED_MATCHES_MAX;
   }
   // The distinct matches stop at one more than the plan's cap (a common character: a few hundred entries);
@@ -174,7 +250,16 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
     const matches = await postgresMatchesUpTo(folded, INDEXED_MATCHES_MAX);
     return matches === null ? { folded, plan: 'filter' } : { folded, plan: 'index', matches };
   }
-  return { folded, plan: (await sqliteIndexServes(folded)) ? 'index' : 'filter' };
+  if (!indexable(folded)) return { folded, plan: (await sqliteIndexServes(folded, '')) ? 'index' : 'filter' };
+  const phrase = ftsQuery(folded);
+  const match = await sqliteFtsQuery(folded);
+  if (match === phrase) return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
+  if (await sqliteIndexServes(folded, match)) return { folded, plan: 'index', match };
+  // The rarest trigrams find more than the cap, yet the query itself may match few: decided as before, by its
+  // own phrase (the cost this does not bound: docs/performance.md, "Round five"), and either plan then reads
+  // the phrase's matches as before. Not the rarest trigrams' candidates for the filter plan: its count reads
+  // the first PHRASE_COUNT_BUDGET of them, and fewer of those match, so its "at least" would say less.
+  return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
 }
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
@@ -204,8 +289,8 @@ export function sqliteIdOrderProbe(folded: string, descending: boolean, past: bi
  * SQLite's whole table of plants for the index plan: the matches first, then each one's row by its id, whose
  * name is tested (the index finds more than the query's matches for some queries: asIndexed, ftsQuery).
  */
-export function sqliteIndexedPlants(folded: string, limit?: number): Prisma.Sql {
-  return plantsOfMatches(ftsMatches(folded, limit), nameContains(folded));
+export function sqliteIndexedPlants(folded: string, limit?: number, match = ftsQuery(folded)): Prisma.Sql {
+  return plantsOfMatches(ftsMatches(folded, limit, match), nameContains(folded));
 }
 
 /** A table of plants `p` from a subquery of matching ids `m`: the matches first, then each one's row by its id. */
