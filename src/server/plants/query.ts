@@ -8,7 +8,8 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { ftsMatches, indexable, nameContains, type NameSearch, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
+import { indexable, type NameSearch } from './name-search';
+import { ftsMatches, nameContains, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
 import { postgresIndexedName } from './search-postgresql';
 
 /**

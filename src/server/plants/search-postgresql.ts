@@ -3,7 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/server/db/client';
 
-import { indexable, type NameSearch } from './search';
+import { indexable, type NameSearch } from './name-search';
 
 /**
  * The name search's PostgreSQL parts (the plans: search.ts). Two GIN indexes on the folded name answer "the

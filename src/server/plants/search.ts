@@ -4,6 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, engine } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
 
+import { indexable, type NameSearch, TRIGRAM_LENGTH } from './name-search';
 import { postgresMatchesUpTo } from './search-postgresql';
 
 /**
@@ -45,29 +46,8 @@ import { postgresMatchesUpTo } from './search-postgresql';
  * 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md, "Round four: search on SQLite").
  */
 export const INDEXED_MATCHES_MAX = engine === 'sqlite' ? 2_000 : 10_000;
-/** The shortest query the trigram index can serve as a phrase: one trigram. */
-export const TRIGRAM_LENGTH = 3;
 /** The shortest query SQLite's padded index serves as the start of a trigram (see above); a shorter one adds the names it ends. */
 export const SHORTEST_PREFIX_ON_SQLITE = 2;
-
-export type NameSearch = {
-  /** The query folded as names are (foldForSearch). */
-  folded: string;
-  plan: 'index' | 'filter';
-  /**
-   * PostgreSQL's index plan: the ids of every plant of the store whose name matches, read from the index when
-   * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
-   */
-  matches?: readonly bigint[];
-  /**
-   * SQLite, the index plan: the FTS5 query that finds the query's names, when it is not ftsQuery(folded): its
-   * rarest few trigrams for a long query (sqliteFtsQuery). The filter plan always reads the phrase's matches.
-   */
-  match?: string;
-};
-
-/** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
-export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
 
 /**
  * What SQLite's index holds after each folded name (the migration's triggers write it). A control character:

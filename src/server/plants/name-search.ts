@@ -1,0 +1,26 @@
+/**
+ * What a name search is, apart from how each engine finds it (search.ts plans it, SQLite's index and walk;
+ * search-postgresql.ts, PostgreSQL's): the planned search both engines' code and the queries read.
+ */
+
+export type NameSearch = {
+  /** The query folded as names are (foldForSearch). */
+  folded: string;
+  plan: 'index' | 'filter';
+  /**
+   * PostgreSQL's index plan: the ids of every plant of the store whose name matches, read from the index when
+   * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
+   */
+  matches?: readonly bigint[];
+  /**
+   * SQLite, the index plan: the FTS5 query that finds the query's names, when it is not ftsQuery(folded): its
+   * rarest few trigrams for a long query (sqliteFtsQuery). The filter plan always reads the phrase's matches.
+   */
+  match?: string;
+};
+
+/** The shortest query the trigram index can serve as a phrase: one trigram. */
+export const TRIGRAM_LENGTH = 3;
+
+/** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
+export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
