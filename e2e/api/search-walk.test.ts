@@ -63,12 +63,12 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     const first = await page({ size: 25, q: 'needle', sort: byName });
     // The walk read the first SEARCH_WALK_BUDGET names (fillers, in id order by name) and found nothing.
     expect(first.rows).toEqual([]);
-    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), reached: fillerName(SEARCH_WALK_BUDGET) });
+    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), key: fillerName(SEARCH_WALK_BUDGET), reached: fillerName(SEARCH_WALK_BUDGET) });
     expect(first).toMatchObject({ hasNext: true, offset: 0, offsetExact: true, cursor: undefined });
     expect(first.total === 0 && first.totalExact).toBe(false);
 
     // Going on after the row where it stopped: the last 500 fillers, then the first matches.
-    const second = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'after', id: first.walkStopped!.id } });
+    const second = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'after', id: first.walkStopped!.id, key: first.walkStopped!.key } });
     expect(ids(second)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     expect(second).toMatchObject({ hasNext: true, offset: 0, walkStopped: null });
     // The same rows without counts, as the admin page asks when it goes on by itself: "at least", never a wrong number.
@@ -85,7 +85,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     // Before the first match: every filler, read backwards from the last one.
     const previous = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'before', id: needleId(0) } });
     expect(previous.rows).toEqual([]);
-    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - SEARCH_WALK_BUDGET + 1), reached: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1) });
+    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - SEARCH_WALK_BUDGET + 1), key: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1), reached: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1) });
     // Nothing before the page matched: its place is right, whether or not the count could say so exactly.
     expect(previous.offset).toBe(0);
     // What follows it is the first match, and the page says so.
@@ -105,7 +105,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
   it('caps the walk in every order that tests names: tag, owner and creation time', async () => {
     const byTag = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' } });
     expect(byTag).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), reached: 'a-filler' } });
-    const onward = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' }, cursor: { kind: 'after', id: byTag.walkStopped!.id } });
+    const onward = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' }, cursor: { kind: 'after', id: byTag.walkStopped!.id, key: byTag.walkStopped!.key } });
     expect(ids(onward)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     for (const key of ['owner', 'created'] as const) {
       const answer = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' } });
@@ -113,6 +113,11 @@ describe('a name search sorted by name, whose matches all sort last', () => {
       // How far it got, as the page shows it: the owner's name, or the creation time as an ISO time.
       if (key === 'owner') expect(answer.walkStopped!.reached).toBe('walk-alice');
       else expect(answer.walkStopped!.reached).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // The place it sends back is of the order's type (a name, a time), and the walk goes on from it on either engine.
+      const { id, key: at } = answer.walkStopped!;
+      expect(at, key).toEqual(key === 'owner' ? 'walk-alice' : new Date(answer.walkStopped!.reached!));
+      const further = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at } });
+      expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     }
   });
 

@@ -419,6 +419,15 @@ export async function positionOf(actor: Actor, sort: PlantSort, id: bigint): Pro
   return { segment: index, key: index === 0 ? row.sortKey : null, id };
 }
 
+/**
+ * A place in an order as a cursor carries it (the key a walk stopped at, checked against the sort by the input
+ * schema): the tag sort's untagged plants are its second segment, by id alone.
+ */
+export function positionOfKey(sort: PlantSort, id: bigint, key: unknown): KeysetPosition {
+  const segment = sort.key === 'tag' && key === null ? 1 : 0;
+  return { segment, key: segment === 0 ? key : null, id };
+}
+
 export function positionOfRow(sort: PlantSort, row: RawRow & { segment: number }): KeysetPosition {
   return { segment: row.segment, key: row.sortKey ?? null, id: BigInt(row.id) };
 }

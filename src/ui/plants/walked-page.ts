@@ -10,8 +10,17 @@ import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
 /** Requests the page sends by itself for one page (each walks up to 50,000 rows: a million names), before it asks the person. */
 export const AUTO_CONTINUATIONS = 20;
 
-/** The request that goes on from where an answer's walk stopped: after that row going forwards, before it going backwards. */
-export const continuationOf = (stop: WalkStop) => (stop.direction === 'forwards' ? { kind: 'after' as const, id: stop.id } : { kind: 'before' as const, id: stop.id });
+/**
+ * The request that goes on from where an answer's walk stopped: after that row going forwards, before it going
+ * backwards, at the place the server held (`key`), which stays true once the row is renamed or deleted.
+ */
+export const continuationOf = (stop: WalkStop) => ({ kind: stop.direction === 'forwards' ? ('after' as const) : ('before' as const), id: stop.id, key: stop.key });
+
+/** Each row once, the first time it comes (a row renamed between two requests may come again in a later one). */
+function once<Row extends { id: bigint }>(rows: Row[]): Row[] {
+  const seen = new Set<bigint>();
+  return rows.filter((row) => !seen.has(row.id) && Boolean(seen.add(row.id)));
+}
 
 /**
  * The page that `first` and the answers that went on from it make together: at most `size` rows in the
@@ -24,7 +33,7 @@ export function joinWalked(first: PlantPage, more: PlantPage[], size: number): P
   const latest = answers[answers.length - 1]!;
   const total = first.totalExact ? first.total : Math.max(...answers.map((answer) => answer.total));
   if (first.walkStopped?.direction !== 'backwards') {
-    const all = answers.flatMap((answer) => answer.rows);
+    const all = once(answers.flatMap((answer) => answer.rows));
     const cut = all.length > size;
     const hasNext = cut || latest.hasNext;
     const rows = all.slice(0, size);
@@ -37,7 +46,7 @@ export function joinWalked(first: PlantPage, more: PlantPage[], size: number): P
     };
   }
   // Backwards: the latest answer's rows come first; the page keeps the `size` nearest the page it was turned from.
-  const all = [...answers].reverse().flatMap((answer) => answer.rows);
+  const all = once([...answers].reverse().flatMap((answer) => answer.rows));
   const cut = all.length > size;
   const rows = all.slice(Math.max(0, all.length - size));
   const leading = [...answers].reverse().find((answer) => answer.rows.length > 0) ?? latest;
