@@ -16,6 +16,7 @@ import { setupServer } from '@test-support/api-fixture';
 // Rate limits off: this file is about answers (e2e/api/costs.test.ts charges searches).
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
 let token: string;
+let adminToken: string;
 
 /** Names that sort first and hold no "needle": more of them than one request may walk. */
 const FILLERS = SEARCH_WALK_BUDGET + 500;
@@ -50,6 +51,8 @@ const byName = { key: 'name', dir: 'asc' } as const;
 
 beforeAll(async () => {
   token = (await server.createToken('walk-alice', 'member')).token;
+  adminToken = (await server.createToken('walk-admin', 'admin')).token;
+  await server.createToken('walk-bob', 'member');
   await insertPlants('walk-alice', [
     ...Array.from({ length: FILLERS }, (_, index) => ({ id: BigInt(index + 1), name: fillerName(index + 1), tag: 'a-filler' })),
     ...Array.from({ length: NEEDLES }, (_, index) => ({ id: needleId(index), name: `zz needle ${String(index).padStart(6, '0')}`, tag: 'z-needle' })),
@@ -118,6 +121,39 @@ describe('a name search sorted by name, whose matches all sort last', () => {
       expect(at, key).toEqual(key === 'owner' ? 'walk-alice' : new Date(answer.walkStopped!.reached!));
       const further = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at } });
       expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    }
+  });
+
+  it('counts every row it reads against the budget: a tag filter no order index covers is tested beside the name', async () => {
+    // No index holds (tag, name) or (tag, created): the walk reads the view in that order, and each row it reads
+    // (a filler of another tag too) counts, so it stops where the search without the filter stops.
+    for (const key of ['name', 'created'] as const) {
+      const tagged = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' } });
+      expect(tagged, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      const { id, key: at } = tagged.walkStopped!;
+      const further = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at }, counts: false });
+      expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    }
+    // By tag, the tag's index holds the filter: the walk reads only that tag's rows, the matches first.
+    const byTag = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key: 'tag', dir: 'asc' } });
+    expect(ids(byTag)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    expect(byTag.walkStopped).toBeNull();
+  });
+
+  it("keeps the owner filter in the walk, which the (owner, key) indexes hold: another owner's rows cost nothing", async () => {
+    // Another owner's plants that sort before every filler: an admin's walk of walk-alice's plants never reads them.
+    await insertPlants('walk-bob', Array.from({ length: 100 }, (_, index) => ({ id: 5_000_000n + BigInt(index), name: `aaa ${String(index).padStart(3, '0')}`, tag: 'a-filler' })));
+    if (server.database.engine === 'postgresql') await server.database.execute('ANALYZE "Plant"');
+    const admin = token;
+    token = adminToken;
+    try {
+      const owned = await page({ size: 25, q: 'needle', owner: 'walk-alice', sort: byName });
+      expect(owned).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      // Without the filter the admin's walk reads bob's plants too, and stops 100 names earlier.
+      const everyone = await page({ size: 25, q: 'needle', sort: byName });
+      expect(everyone).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET - 100) } });
+    } finally {
+      token = admin;
     }
   });
 
