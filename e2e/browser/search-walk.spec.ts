@@ -4,7 +4,7 @@ import { SEARCH_WALK_BUDGET } from '@/shared/limits';
 import { foldForSearch } from '@/shared/plants';
 
 import { type RunningServer, startServer } from '@test-support/server-process';
-import { expect, test } from '@test-support/browser-fixtures';
+import { addPlant, expect, test } from '@test-support/browser-fixtures';
 
 /**
  * A name search of many matches sorted by name, whose matches all come after more names than one request may
@@ -109,5 +109,41 @@ test('a page past the last match, whose walk goes on to the end of the order, sh
   await expect.poll(ids).toEqual(needleIds(0, 25).reverse());
   await expect(page.getByTestId('walk-status')).toHaveCount(0);
   await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
+  await context.close();
+});
+
+test('a Stop sticks when the page is read again (an add refetches it), and nothing more is asked', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  // Hold every request that goes on; the one the address names (and its refetches) pass.
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const onward: string[] = [];
+  await page.route('**/api/trpc/**', async (route) => {
+    const url = new URL(route.request().url());
+    if (url.pathname.includes('plants.page') && url.searchParams.get('input')?.includes('"cursor"')) {
+      onward.push(url.href);
+      await held;
+    }
+    await route.continue();
+  });
+  await page.goto('/plants?q=needle&sort=name');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const status = page.getByTestId('walk-status');
+  await expect(status).toHaveAttribute('data-state', 'searching');
+  await status.getByRole('button', { name: 'Stop' }).click();
+  await expect(status).toHaveAttribute('data-state', 'stopped');
+  release();
+  const asked = onward.length;
+  // An add invalidates the page, which is read again (and awaited) before the dialog's notice shows; the plant
+  // sorts after every match, so the walk stops where it did.
+  await addPlant(page, { id: '3000000', name: 'Zzzz added later' });
+  await expect(page.getByRole('status').filter({ hasText: 'Added plant' })).toBeAttached();
+  // Two frames: the refetched answer is rendered by then.
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  await expect(status).toHaveAttribute('data-state', 'stopped');
+  await expect(status.getByRole('status')).toHaveText('Search stopped: 0 plants found so far, more may match.');
+  expect(onward.length).toBe(asked);
   await context.close();
 });

@@ -6,20 +6,18 @@ import type { PlantPage, PlantPageInput } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { sameCursor } from './url-state';
-import { AUTO_CONTINUATIONS, continuationOf, joinWalked } from './walked-page';
-
-type Chain = { of: string; more: PlantPage[]; allowed: number; halted: boolean; ended?: boolean; instead?: PlantPage };
-const NONE: PlantPage[] = [];
+import { AUTO_CONTINUATIONS, type Chain, chainFor, continuationOf, joinWalked } from './walked-page';
 
 /**
  * The page the view shows: `first` (plants.page's answer for the address), and when its walk stopped before the
  * page was full, the answers of the requests that go on from where each stopped, one at a time (walked-page.ts).
- * `key` names the answer being continued (the address and when it was read): a new one starts again.
+ * `key` names the page (its address): a new one starts again; the same one answered again keeps what it has
+ * while its walk stopped at the same place (chainFor).
  */
 export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefined, key: string, settled: boolean) {
   const utils = trpc.useUtils();
-  const [chain, setChain] = useState<Chain>({ of: key, more: [], allowed: AUTO_CONTINUATIONS, halted: false });
-  const current = chain.of === key ? chain : { of: key, more: NONE, allowed: AUTO_CONTINUATIONS, halted: false };
+  const [chain, setChain] = useState<Chain>({ of: key, basis: null, more: [], allowed: AUTO_CONTINUATIONS, halted: false });
+  const current = useMemo(() => chainFor(chain, key, first), [chain, key, first]);
   const ended = current.ended === true;
   const page = useMemo(() => {
     // A page that found no row before its order ended shows what the server served instead (the nearest page
@@ -60,7 +58,7 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     };
     // One request per step: a new key, a new answer, or the person's stop or go-on.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key, current.more.length, current.allowed, current.halted, searching]);
+  }, [key, current.basis, current.more.length, current.allowed, current.halted, searching]);
 
   return {
     page,

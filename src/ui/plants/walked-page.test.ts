@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { PlantPage } from '@/shared/plants';
 
-import { continuationOf, joinWalked, reachedText } from './walked-page';
+import { AUTO_CONTINUATIONS, chainFor, continuationOf, joinWalked, reachedText } from './walked-page';
 
 const row = (id: number) => ({ id: BigInt(id), name: `p${id}` });
 const answer = (fields: Partial<PlantPage>): PlantPage => ({
@@ -49,6 +49,17 @@ describe('a page joined from walks that stopped', () => {
     const at = new Date(5);
     expect(continuationOf({ direction: 'forwards', id: 4n, key: 'aloe', reached: 'aloe' })).toEqual({ kind: 'after', id: 4n, key: 'aloe' });
     expect(continuationOf({ direction: 'backwards', id: 4n, key: at, reached: at.toISOString() })).toEqual({ kind: 'before', id: 4n, key: at });
+  });
+
+  it('keeps what it joined and a Stop when the same address is answered again with the same stop', () => {
+    const stopped = { direction: 'forwards', id: 50_000n, key: 'aloe m', reached: 'aloe m' } as const;
+    const chain = { of: '/plants?q=a&sort=name', basis: 'forwards 50000 aloe m', more: [answer({ rows: [row(1)] })], allowed: AUTO_CONTINUATIONS, halted: true };
+    // A refetch: a new answer object, the same place.
+    expect(chainFor(chain, chain.of, answer({ asOf: new Date(9), walkStopped: stopped }))).toBe(chain);
+    // Stopped elsewhere now: the joined answers no longer follow it; the Stop holds.
+    expect(chainFor(chain, chain.of, answer({ walkStopped: { ...stopped, id: 49_999n } }))).toMatchObject({ more: [], halted: true });
+    // Another address starts afresh.
+    expect(chainFor(chain, '/plants?q=b&sort=name', answer({ walkStopped: stopped }))).toMatchObject({ more: [], halted: false });
   });
 
   it('never says fewer plants than it shows, when the total is not exact', () => {

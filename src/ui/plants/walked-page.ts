@@ -16,6 +16,30 @@ export const AUTO_CONTINUATIONS = 20;
  */
 export const continuationOf = (stop: WalkStop) => ({ kind: stop.direction === 'forwards' ? ('after' as const) : ('before' as const), id: stop.id, key: stop.key });
 
+/**
+ * The requests one page has sent on from its first answer: `of` the page's address, `basis` where that first
+ * answer's walk stopped (stopKey), the answers joined so far, how many it may send before it asks, whether the
+ * person stopped it, and whether the order ended (with, when nothing was found, the page served instead).
+ */
+export type Chain = { of: string; basis: string | null; more: PlantPage[]; allowed: number; halted: boolean; ended?: boolean; instead?: PlantPage };
+
+/** Where a walk stopped, as one comparable text (a key that is a time, by its milliseconds). */
+export const stopKey = (stop: WalkStop | null | undefined): string | null =>
+  stop ? `${stop.direction} ${stop.id} ${stop.key instanceof Date ? stop.key.getTime() : String(stop.key)}` : null;
+
+/**
+ * The chain for the page at `address` whose first answer is `first`. A new address starts afresh. The same
+ * address answered again (React Query refetches on window focus and after every edit, add, bulk change or undo)
+ * keeps what was joined and a person's Stop while its walk stopped at the same place; stopped elsewhere, the
+ * joined answers no longer follow it and are dropped, the Stop is kept.
+ */
+export function chainFor(chain: Chain, address: string, first: PlantPage | undefined): Chain {
+  const fresh = (halted: boolean): Chain => ({ of: address, basis: stopKey(first?.walkStopped), more: [], allowed: AUTO_CONTINUATIONS, halted });
+  if (chain.of !== address) return fresh(false);
+  if (first !== undefined && stopKey(first.walkStopped) !== chain.basis) return fresh(chain.halted);
+  return chain;
+}
+
 /** Each row once, the first time it comes (a row renamed between two requests may come again in a later one). */
 function once<Row extends { id: bigint }>(rows: Row[]): Row[] {
   const seen = new Set<bigint>();
