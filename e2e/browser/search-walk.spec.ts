@@ -132,8 +132,11 @@ test('a Stop sticks when the page is read again (an add refetches it), and nothi
   await page.getByRole('button', { name: 'Sign in' }).click();
   const status = page.getByTestId('walk-status');
   await expect(status).toHaveAttribute('data-state', 'searching');
+  const cancelled = page.waitForEvent('requestfailed', (request) => request.url().includes('plants.page'));
   await status.getByRole('button', { name: 'Stop' }).click();
   await expect(status).toHaveAttribute('data-state', 'stopped');
+  // The request that was going on is cancelled by the Stop, not left to run on the server.
+  expect((await cancelled).failure()?.errorText).toMatch(/ABORTED/);
   release();
   const asked = onward.length;
   // An add invalidates the page, which is read again (and awaited) before the dialog's notice shows; the plant

@@ -35,9 +35,11 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
   useEffect(() => {
     if (!searching || !stop) return;
     let gone = false;
+    // A request no longer wanted (Stop, another page, the view gone) is cancelled, not left to run and pile up.
+    const abort = new AbortController();
     const cursor = continuationOf(stop);
     // Going forwards the page keeps the first answer's counts, so the requests that go on count nothing.
-    utils.client.plants.page.query({ ...input, cursor, ...(stop.direction === 'forwards' ? { counts: false } : {}) }).then(
+    utils.client.plants.page.query({ ...input, cursor, ...(stop.direction === 'forwards' ? { counts: false } : {}) }, { signal: abort.signal }).then(
       (answer) => {
         if (gone) return;
         // Another page than asked for: the server found no row from there to the end of the order (it then
@@ -55,6 +57,7 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     );
     return () => {
       gone = true;
+      abort.abort();
     };
     // One request per step: a new key, a new answer, or the person's stop or go-on.
     // eslint-disable-next-line react-hooks/exhaustive-deps
