@@ -6,7 +6,7 @@ import type { PlantPage, PlantPageInput } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { sameCursor } from './url-state';
-import { AUTO_CONTINUATIONS, type Chain, chainFor, continuationOf, joinWalked } from './walked-page';
+import { AUTO_CONTINUATIONS, type Chain, chainFor, continuationOf, fullAt, joinWalked } from './walked-page';
 
 /**
  * The page the view shows: `first` (plants.page's answer for the address), and when its walk stopped before the
@@ -23,13 +23,13 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     // A page that found no row before its order ended shows what the server served instead (the nearest page
     // that has some); the view's address follows it, as for any page that ran empty.
     if (current.instead && settled) return current.instead;
-    const joined = first && settled ? joinWalked(first, current.more, input.size) : first;
+    const joined = first && settled ? joinWalked(first, current.more, fullAt(first, input.size)) : first;
     // The order ended where the last walk stopped: nothing more follows (forwards), and nothing is being looked for.
     if (!joined || !ended) return joined;
     return { ...joined, walkStopped: null, ...(joined.walkStopped?.direction === 'forwards' ? { hasNext: false } : {}) };
   }, [first, settled, current.more, current.instead, input.size, ended]);
   // A full page asks nothing more, even when its walk stopped right after its last row: Next page goes on.
-  const stop = settled && page && page.rows.length < input.size ? (page.walkStopped ?? null) : null;
+  const stop = settled && page && first && page.rows.length < fullAt(first, input.size) ? (page.walkStopped ?? null) : null;
   const searching = stop !== null && !current.halted && current.more.length < current.allowed;
 
   useEffect(() => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { PlantPage } from '@/shared/plants';
 
-import { AUTO_CONTINUATIONS, chainFor, continuationOf, joinWalked, reachedText } from './walked-page';
+import { AUTO_CONTINUATIONS, chainFor, continuationOf, fullAt, joinWalked, reachedText } from './walked-page';
 
 const row = (id: number) => ({ id: BigInt(id), name: `p${id}` });
 const answer = (fields: Partial<PlantPage>): PlantPage => ({
@@ -60,6 +60,17 @@ describe('a page joined from walks that stopped', () => {
     expect(chainFor(chain, chain.of, answer({ walkStopped: { ...stopped, id: 49_999n } }))).toMatchObject({ more: [], halted: true });
     // Another address starts afresh.
     expect(chainFor(chain, '/plants?q=b&sort=name', answer({ walkStopped: stopped }))).toMatchObject({ more: [], halted: false });
+  });
+
+  it('an exact last page is full at what is left over after whole pages, as the server reads it', () => {
+    const last = answer({ cursor: { kind: 'last' }, total: 30, totalExact: true, walkStopped: { direction: 'backwards', id: 8n, key: 'f', reached: 'f' } });
+    expect(fullAt(last, 25)).toBe(5);
+    expect(fullAt({ ...last, total: 50 }, 25)).toBe(25);
+    expect(fullAt({ ...last, totalExact: false }, 25)).toBe(25);
+    expect(fullAt({ ...last, cursor: undefined }, 25)).toBe(25);
+    // Joined to that size: the 5 nearest the end, and no longer stopped.
+    const more = answer({ rows: [row(1), row(2), row(3), row(4), row(5), row(6)], walkStopped: null });
+    expect(joinWalked(last, [more], fullAt(last, 25))).toMatchObject({ rows: [row(2), row(3), row(4), row(5), row(6)], walkStopped: null });
   });
 
   it('never says fewer plants than it shows, when the total is not exact', () => {

@@ -40,6 +40,14 @@ export function chainFor(chain: Chain, address: string, first: PlantPage | undef
   return chain;
 }
 
+/**
+ * How many rows the page is full at: `size`, but an exact last page holds what is left over after whole pages
+ * (as the server reads it: page.ts, lastPage), so a walk back from the end stops asking once it has those.
+ */
+export function fullAt(first: PlantPage, size: number): number {
+  return first.cursor?.kind === 'last' && first.totalExact ? first.total % size || size : size;
+}
+
 /** Each row once, the first time it comes (a row renamed between two requests may come again in a later one). */
 function once<Row extends { id: bigint }>(rows: Row[]): Row[] {
   const seen = new Set<bigint>();
