@@ -81,19 +81,24 @@ test('the person sees the search going on, can stop it, and search further, at 3
   await expect(status.getByRole('status')).toHaveText('Searching further…');
   await expect(status).toContainText(`names up to “${foldForSearch(`Aaa filler ${String(SEARCH_WALK_BUDGET).padStart(6, '0')}`)}”`);
   await shot(page, 'search-walk-searching-320');
-  await status.getByRole('button', { name: 'Stop' }).click();
+  // By keyboard: the button that had focus goes (Stop becomes Search further), and focus goes with it, not to the body.
+  await status.getByRole('button', { name: 'Stop' }).focus();
+  await page.keyboard.press('Enter');
   await expect(status).toHaveAttribute('data-state', 'stopped');
+  await expect(status.getByRole('button', { name: 'Search further' })).toBeFocused();
   await expect(status.getByRole('status')).toHaveText('Search stopped: 0 plants found so far, more may match.');
   release();
   // Nothing fits only sideways at 320 px.
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   await shot(page, 'search-walk-stopped-320');
-  // The held answer came back after the stop: it is not shown. Search further, by keyboard.
-  await status.getByRole('button', { name: 'Search further' }).focus();
+  // The held answer was cancelled by the stop: it is not shown. Search further, by keyboard (focus is on it).
   await page.keyboard.press('Enter');
   const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
   await expect.poll(ids).toEqual(needleIds(0, 25));
   await expect(status).toHaveCount(0);
+  // The line went with focus in it: focus is on the pager after it, and the live region, still there, says the search ended.
+  await expect(page.getByRole('navigation', { name: 'Plant pages' }).locator(':focus')).toHaveCount(1);
+  await expect(page.getByTestId('walk-status-idle').getByRole('status')).toHaveText('Search done: 25 plants found.');
   await context.close();
 });
 
