@@ -16,6 +16,7 @@ import { setupServer } from '@test-support/api-fixture';
 // Rate limits off: this file is about answers (e2e/api/costs.test.ts charges searches).
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
 let token: string;
+let adminToken: string;
 
 /** Names that sort first and hold no "needle": more of them than one request may walk. */
 const FILLERS = SEARCH_WALK_BUDGET + 500;
@@ -50,6 +51,8 @@ const byName = { key: 'name', dir: 'asc' } as const;
 
 beforeAll(async () => {
   token = (await server.createToken('walk-alice', 'member')).token;
+  adminToken = (await server.createToken('walk-admin', 'admin')).token;
+  await server.createToken('walk-bob', 'member');
   await insertPlants('walk-alice', [
     ...Array.from({ length: FILLERS }, (_, index) => ({ id: BigInt(index + 1), name: fillerName(index + 1), tag: 'a-filler' })),
     ...Array.from({ length: NEEDLES }, (_, index) => ({ id: needleId(index), name: `zz needle ${String(index).padStart(6, '0')}`, tag: 'z-needle' })),
@@ -63,12 +66,12 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     const first = await page({ size: 25, q: 'needle', sort: byName });
     // The walk read the first SEARCH_WALK_BUDGET names (fillers, in id order by name) and found nothing.
     expect(first.rows).toEqual([]);
-    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), reached: fillerName(SEARCH_WALK_BUDGET) });
+    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), key: fillerName(SEARCH_WALK_BUDGET), reached: fillerName(SEARCH_WALK_BUDGET) });
     expect(first).toMatchObject({ hasNext: true, offset: 0, offsetExact: true, cursor: undefined });
     expect(first.total === 0 && first.totalExact).toBe(false);
 
     // Going on after the row where it stopped: the last 500 fillers, then the first matches.
-    const second = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'after', id: first.walkStopped!.id } });
+    const second = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'after', id: first.walkStopped!.id, key: first.walkStopped!.key } });
     expect(ids(second)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     expect(second).toMatchObject({ hasNext: true, offset: 0, walkStopped: null });
     // The same rows without counts, as the admin page asks when it goes on by itself: "at least", never a wrong number.
@@ -85,7 +88,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     // Before the first match: every filler, read backwards from the last one.
     const previous = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'before', id: needleId(0) } });
     expect(previous.rows).toEqual([]);
-    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - SEARCH_WALK_BUDGET + 1), reached: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1) });
+    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - SEARCH_WALK_BUDGET + 1), key: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1), reached: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1) });
     // Nothing before the page matched: its place is right, whether or not the count could say so exactly.
     expect(previous.offset).toBe(0);
     // What follows it is the first match, and the page says so.
@@ -105,7 +108,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
   it('caps the walk in every order that tests names: tag, owner and creation time', async () => {
     const byTag = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' } });
     expect(byTag).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), reached: 'a-filler' } });
-    const onward = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' }, cursor: { kind: 'after', id: byTag.walkStopped!.id } });
+    const onward = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' }, cursor: { kind: 'after', id: byTag.walkStopped!.id, key: byTag.walkStopped!.key } });
     expect(ids(onward)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     for (const key of ['owner', 'created'] as const) {
       const answer = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' } });
@@ -113,6 +116,44 @@ describe('a name search sorted by name, whose matches all sort last', () => {
       // How far it got, as the page shows it: the owner's name, or the creation time as an ISO time.
       if (key === 'owner') expect(answer.walkStopped!.reached).toBe('walk-alice');
       else expect(answer.walkStopped!.reached).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // The place it sends back is of the order's type (a name, a time), and the walk goes on from it on either engine.
+      const { id, key: at } = answer.walkStopped!;
+      expect(at, key).toEqual(key === 'owner' ? 'walk-alice' : new Date(answer.walkStopped!.reached!));
+      const further = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at } });
+      expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    }
+  });
+
+  it('counts every row it reads against the budget: a tag filter no order index covers is tested beside the name', async () => {
+    // No index holds (tag, name) or (tag, created): the walk reads the view in that order, and each row it reads
+    // (a filler of another tag too) counts, so it stops where the search without the filter stops.
+    for (const key of ['name', 'created'] as const) {
+      const tagged = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' } });
+      expect(tagged, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      const { id, key: at } = tagged.walkStopped!;
+      const further = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at }, counts: false });
+      expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    }
+    // By tag, the tag's index holds the filter: the walk reads only that tag's rows, the matches first.
+    const byTag = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key: 'tag', dir: 'asc' } });
+    expect(ids(byTag)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
+    expect(byTag.walkStopped).toBeNull();
+  });
+
+  it("keeps the owner filter in the walk, which the (owner, key) indexes hold: another owner's rows cost nothing", async () => {
+    // Another owner's plants that sort before every filler: an admin's walk of walk-alice's plants never reads them.
+    await insertPlants('walk-bob', Array.from({ length: 100 }, (_, index) => ({ id: 5_000_000n + BigInt(index), name: `aaa ${String(index).padStart(3, '0')}`, tag: 'a-filler' })));
+    if (server.database.engine === 'postgresql') await server.database.execute('ANALYZE "Plant"');
+    const admin = token;
+    token = adminToken;
+    try {
+      const owned = await page({ size: 25, q: 'needle', owner: 'walk-alice', sort: byName });
+      expect(owned).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      // Without the filter the admin's walk reads bob's plants too, and stops 100 names earlier.
+      const everyone = await page({ size: 25, q: 'needle', sort: byName });
+      expect(everyone).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET - 100) } });
+    } finally {
+      token = admin;
     }
   });
 

@@ -4,7 +4,7 @@ import { SEARCH_WALK_BUDGET } from '@/shared/limits';
 import { foldForSearch } from '@/shared/plants';
 
 import { type RunningServer, startServer } from '@test-support/server-process';
-import { expect, test } from '@test-support/browser-fixtures';
+import { addPlant, expect, test } from '@test-support/browser-fixtures';
 
 /**
  * A name search of many matches sorted by name, whose matches all come after more names than one request may
@@ -81,19 +81,24 @@ test('the person sees the search going on, can stop it, and search further, at 3
   await expect(status.getByRole('status')).toHaveText('Searching further…');
   await expect(status).toContainText(`names up to “${foldForSearch(`Aaa filler ${String(SEARCH_WALK_BUDGET).padStart(6, '0')}`)}”`);
   await shot(page, 'search-walk-searching-320');
-  await status.getByRole('button', { name: 'Stop' }).click();
+  // By keyboard: the button that had focus goes (Stop becomes Search further), and focus goes with it, not to the body.
+  await status.getByRole('button', { name: 'Stop' }).focus();
+  await page.keyboard.press('Enter');
   await expect(status).toHaveAttribute('data-state', 'stopped');
+  await expect(status.getByRole('button', { name: 'Search further' })).toBeFocused();
   await expect(status.getByRole('status')).toHaveText('Search stopped: 0 plants found so far, more may match.');
   release();
   // Nothing fits only sideways at 320 px.
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   await shot(page, 'search-walk-stopped-320');
-  // The held answer came back after the stop: it is not shown. Search further, by keyboard.
-  await status.getByRole('button', { name: 'Search further' }).focus();
+  // The held answer was cancelled by the stop: it is not shown. Search further, by keyboard (focus is on it).
   await page.keyboard.press('Enter');
   const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
   await expect.poll(ids).toEqual(needleIds(0, 25));
   await expect(status).toHaveCount(0);
+  // The line went with focus in it: focus is on the pager after it, and the live region, still there, says the search ended.
+  await expect(page.getByRole('navigation', { name: 'Plant pages' }).locator(':focus')).toHaveCount(1);
+  await expect(page.getByTestId('walk-status-idle').getByRole('status')).toHaveText('Search done: 25 plants found.');
   await context.close();
 });
 
@@ -109,5 +114,44 @@ test('a page past the last match, whose walk goes on to the end of the order, sh
   await expect.poll(ids).toEqual(needleIds(0, 25).reverse());
   await expect(page.getByTestId('walk-status')).toHaveCount(0);
   await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
+  await context.close();
+});
+
+test('a Stop sticks when the page is read again (an add refetches it), and nothing more is asked', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  // Hold every request that goes on; the one the address names (and its refetches) pass.
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const onward: string[] = [];
+  await page.route('**/api/trpc/**', async (route) => {
+    const url = new URL(route.request().url());
+    if (url.pathname.includes('plants.page') && url.searchParams.get('input')?.includes('"cursor"')) {
+      onward.push(url.href);
+      await held;
+    }
+    await route.continue();
+  });
+  await page.goto('/plants?q=needle&sort=name');
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const status = page.getByTestId('walk-status');
+  await expect(status).toHaveAttribute('data-state', 'searching');
+  const cancelled = page.waitForEvent('requestfailed', (request) => request.url().includes('plants.page'));
+  await status.getByRole('button', { name: 'Stop' }).click();
+  await expect(status).toHaveAttribute('data-state', 'stopped');
+  // The request that was going on is cancelled by the Stop, not left to run on the server.
+  expect((await cancelled).failure()?.errorText).toMatch(/ABORTED/);
+  release();
+  const asked = onward.length;
+  // An add invalidates the page, which is read again (and awaited) before the dialog's notice shows; the plant
+  // sorts after every match, so the walk stops where it did.
+  await addPlant(page, { id: '3000000', name: 'Zzzz added later' });
+  await expect(page.getByRole('status').filter({ hasText: 'Added plant' })).toBeAttached();
+  // Two frames: the refetched answer is rendered by then.
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  await expect(status).toHaveAttribute('data-state', 'stopped');
+  await expect(status.getByRole('status')).toHaveText('Search stopped: 0 plants found so far, more may match.');
+  expect(onward.length).toBe(asked);
   await context.close();
 });

@@ -99,8 +99,10 @@ export const SEARCH_COUNT_CAP = 1_000;
 /**
  * The admin page's name search of many matches, sorted by anything but id, walks that order's index and tests
  * each name until its page is full: no index lists a substring's matches in name (tag, owner, creation) order.
- * One request walks at most this many rows per segment of the order, then answers with what it found and where
- * it stopped, and the next request goes on from there (docs/admin-page.md, "At scale"). ~0.2 µs a row on
+ * Each walk reads at most this many rows of one segment of the order; a request runs up to 4 such walks (a read
+ * of the page and a second read, whether more follows or the nearest page, each over up to 2 segments: the tag
+ * sort's). A walk that stops there ends its request's read, which answers with what it found and where it
+ * stopped, and the next request goes on from there (docs/admin-page.md, "At scale"). ~0.2 µs a row on
  * SQLite (the covering index, the name tested where it lies): a few milliseconds at any size of the store.
  */
 export const SEARCH_WALK_BUDGET = 50_000;

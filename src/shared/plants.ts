@@ -208,24 +208,51 @@ export const DEFAULT_SORT: PlantSort = { key: 'id', dir: 'asc' };
  * One page of the admin page's table (tRPC only): keyset paging like the REST list, in both directions,
  * with the total and the position, so the page can say "26–50 of 186" and jump to the last page.
  */
-export const plantPageInput = z.strictObject({
-  size: z.literal(PAGE_SIZES, { error: `size must be one of ${PAGE_SIZES.join(', ')}` }),
-  /** Where the page starts: after an id (next), before an id (previous), the last page, or (none) the first. */
-  cursor: z
-    .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('after'), id: int64('cursor id') }),
-      z.strictObject({ kind: z.literal('before'), id: int64('cursor id') }),
-      z.strictObject({ kind: z.literal('last') }),
-    ])
-    .optional(),
+/**
+ * A row's place in a sort's order as the server held it (walkStopSchema's `key`): a folded name, a tag (null:
+ * untagged), an owner's name, or a creation time. Longer than any name folds to is refused unread.
+ */
+export const WALK_KEY_MAX_LENGTH = 4 * NAME_MAX_LENGTH;
+const walkKey = z.union([z.string().max(WALK_KEY_MAX_LENGTH), z.date(), z.null()]);
+export type WalkKey = z.infer<typeof walkKey>;
+
+/** Whether `key` is a key of `sort`'s order: text for names, tags and owners (null only for an untagged plant), a time for creation. */
+export function walkKeyFits(sort: PlantSortKey, key: WalkKey): boolean {
+  if (sort === 'created') return key instanceof Date && !Number.isNaN(key.getTime());
+  if (sort === 'tag') return key === null || typeof key === 'string';
+  return sort !== 'id' && typeof key === 'string';
+}
+
+export const plantPageInput = z
+  .strictObject({
+    size: z.literal(PAGE_SIZES, { error: `size must be one of ${PAGE_SIZES.join(', ')}` }),
+    /**
+     * Where the page starts: after an id (next), before an id (previous), the last page, or (none) the first.
+     * `key`, for a request that goes on from where a walk stopped (walkStopSchema): the stop row's place as the
+     * server held it, so the walk goes on from there even once that row is renamed or deleted; without it the
+     * place is read from the row.
+     */
+    cursor: z
+      .discriminatedUnion('kind', [
+        z.strictObject({ kind: z.literal('after'), id: int64('cursor id'), key: walkKey.optional() }),
+        z.strictObject({ kind: z.literal('before'), id: int64('cursor id'), key: walkKey.optional() }),
+        z.strictObject({ kind: z.literal('last') }),
+      ])
+      .optional(),
   sort: plantSort.optional(),
   /**
    * false: rows only, for a request that goes on from where a page's walk stopped (walkStopSchema), whose
    * counts are the first answer's: no total or offset is counted (both come back as "at least", from the rows).
    */
-  counts: z.boolean().optional(),
-  ...plantFilters,
-});
+    counts: z.boolean().optional(),
+    ...plantFilters,
+  })
+  // A member gains nothing from a forged key (every walk starts from the access rule); one of the wrong type
+  // would only fail in the database.
+  .refine((input) => input.cursor?.kind === 'last' || input.cursor?.key === undefined || walkKeyFits((input.sort ?? DEFAULT_SORT).key, input.cursor.key), {
+    message: "the cursor's key does not fit the sort: text for name, tag and owner (or null for an untagged plant), a time for created, none for id",
+    path: ['cursor', 'key'],
+  });
 
 export type PlantPageInput = z.infer<typeof plantPageInput>;
 
@@ -249,6 +276,8 @@ export const plantRowSchema = z.object({
 export const walkStopSchema = z.object({
   direction: z.enum(['forwards', 'backwards']),
   id: z.bigint(),
+  /** That row's place as the server held it: the request that goes on sends it back (the cursor's `key`). */
+  key: walkKey,
   reached: z.string().nullable(),
 });
 export type WalkStop = z.infer<typeof walkStopSchema>;

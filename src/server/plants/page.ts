@@ -2,9 +2,9 @@ import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
 import { SEARCH_WALK_BUDGET } from '@/shared/limits';
-import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkStop } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
 
-import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
+import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfKey, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
 import { seesEveryOwner } from './scope';
 
 /** A page of the admin table (its schema, and what each field means: shared/plants.ts, plantPageOutput). */
@@ -53,8 +53,15 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   let rows: SelectedRow[];
   let more: boolean | undefined;
   if (cursor?.kind === 'after' || cursor?.kind === 'before') {
-    // By id the cursor is its own position, even once its row is gone; other orders read the row's key.
-    const from = sort.key === 'id' ? { segment: 0, key: null, id: cursor.id } : await positionOf(actor, sort, cursor.id);
+    // By id the cursor is its own position, even once its row is gone; a cursor that goes on from where a walk
+    // stopped carries the place the server held (renamed or deleted since, the walk still goes on from there);
+    // other cursors read the row's key.
+    const from =
+      sort.key === 'id'
+        ? { segment: 0, key: null, id: cursor.id }
+        : cursor.key !== undefined
+          ? positionOfKey(sort, cursor.id, cursor.key)
+          : await positionOf(actor, sort, cursor.id);
     if (from === null) {
       // The row that named the page is gone: its place in this order is unknown, so the first page.
       served = undefined;
@@ -123,8 +130,20 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     hasNext: more,
     cursor: served,
     asOf,
-    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), reached: reachedText(sort, walkStop.row) } : null,
+    walkStopped: walkStop ? { direction: walkStop.direction, id: BigInt(walkStop.row.id), key: walkKeyOf(sort, walkStop.row), reached: reachedText(sort, walkStop.row) } : null,
   };
+}
+
+/** A time as each engine's driver gives it: a Date, or SQLite's text (or a number of milliseconds). */
+function timeOf(key: unknown): Date {
+  return key instanceof Date ? key : new Date(typeof key === 'string' && !/^\d+$/.test(key) ? key : Number(key));
+}
+
+/** Where a walk stopped, as the next request sends it back (the cursor's `key`): the row's key, a creation time as a Date. */
+function walkKeyOf(sort: PlantSort, row: SelectedRow): WalkKey {
+  const key = row.sortKey;
+  if (key === null || key === undefined) return null;
+  return sort.key === 'created' ? timeOf(key) : String(key);
 }
 
 /** Where a walk stopped, as a person reads the order's key: a folded name, a tag, an owner, or an ISO time; null for untagged plants. */
@@ -132,7 +151,6 @@ function reachedText(sort: PlantSort, row: SelectedRow): string | null {
   const key = row.sortKey;
   if (key === null || key === undefined) return null;
   if (sort.key !== 'created') return String(key);
-  // A time as each engine's driver gives it: a Date, or SQLite's text (or a number of milliseconds).
-  const at = key instanceof Date ? key : new Date(typeof key === 'string' && !/^\d+$/.test(key) ? key : Number(key));
+  const at = timeOf(key);
   return Number.isNaN(at.getTime()) ? String(key) : at.toISOString();
 }

@@ -86,7 +86,9 @@ function PlantsViewInner() {
   const page = trpc.plants.page.useQuery(input, { placeholderData: keepPreviousData });
   const turning = page.isPlaceholderData;
   // A search whose walk stopped before the page was full asks on by itself (walked-page.ts).
-  const walked = useWalkedPage(input, page.data, `${plantsHref(query)} ${page.dataUpdatedAt}`, !turning);
+  // Keyed by the address, not by when the answer came: a refetch (window focus, an edit) keeps a person's Stop
+  // and the rows joined so far (useWalkedPage, chainFor).
+  const walked = useWalkedPage(input, page.data, plantsHref(query), !turning);
   const data = walked.page;
 
   // The server served another page than the address names (that page emptied): the address follows.

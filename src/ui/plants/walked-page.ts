@@ -10,8 +10,49 @@ import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
 /** Requests the page sends by itself for one page (each walks up to 50,000 rows: a million names), before it asks the person. */
 export const AUTO_CONTINUATIONS = 20;
 
-/** The request that goes on from where an answer's walk stopped: after that row going forwards, before it going backwards. */
-export const continuationOf = (stop: WalkStop) => (stop.direction === 'forwards' ? { kind: 'after' as const, id: stop.id } : { kind: 'before' as const, id: stop.id });
+/**
+ * The request that goes on from where an answer's walk stopped: after that row going forwards, before it going
+ * backwards, at the place the server held (`key`), which stays true once the row is renamed or deleted.
+ */
+export const continuationOf = (stop: WalkStop) => ({ kind: stop.direction === 'forwards' ? ('after' as const) : ('before' as const), id: stop.id, key: stop.key });
+
+/**
+ * The requests one page has sent on from its first answer: `of` the page's address, `basis` where that first
+ * answer's walk stopped (stopKey), the answers joined so far, how many it may send before it asks, whether the
+ * person stopped it, and whether the order ended (with, when nothing was found, the page served instead).
+ */
+export type Chain = { of: string; basis: string | null; more: PlantPage[]; allowed: number; halted: boolean; ended?: boolean; instead?: PlantPage };
+
+/** Where a walk stopped, as one comparable text (a key that is a time, by its milliseconds). */
+export const stopKey = (stop: WalkStop | null | undefined): string | null =>
+  stop ? `${stop.direction} ${stop.id} ${stop.key instanceof Date ? stop.key.getTime() : String(stop.key)}` : null;
+
+/**
+ * The chain for the page at `address` whose first answer is `first`. A new address starts afresh. The same
+ * address answered again (React Query refetches on window focus and after every edit, add, bulk change or undo)
+ * keeps what was joined and a person's Stop while its walk stopped at the same place; stopped elsewhere, the
+ * joined answers no longer follow it and are dropped, the Stop is kept.
+ */
+export function chainFor(chain: Chain, address: string, first: PlantPage | undefined): Chain {
+  const fresh = (halted: boolean): Chain => ({ of: address, basis: stopKey(first?.walkStopped), more: [], allowed: AUTO_CONTINUATIONS, halted });
+  if (chain.of !== address) return fresh(false);
+  if (first !== undefined && stopKey(first.walkStopped) !== chain.basis) return fresh(chain.halted);
+  return chain;
+}
+
+/**
+ * How many rows the page is full at: `size`, but an exact last page holds what is left over after whole pages
+ * (as the server reads it: page.ts, lastPage), so a walk back from the end stops asking once it has those.
+ */
+export function fullAt(first: PlantPage, size: number): number {
+  return first.cursor?.kind === 'last' && first.totalExact ? first.total % size || size : size;
+}
+
+/** Each row once, the first time it comes (a row renamed between two requests may come again in a later one). */
+function once<Row extends { id: bigint }>(rows: Row[]): Row[] {
+  const seen = new Set<bigint>();
+  return rows.filter((row) => !seen.has(row.id) && Boolean(seen.add(row.id)));
+}
 
 /**
  * The page that `first` and the answers that went on from it make together: at most `size` rows in the
@@ -24,7 +65,7 @@ export function joinWalked(first: PlantPage, more: PlantPage[], size: number): P
   const latest = answers[answers.length - 1]!;
   const total = first.totalExact ? first.total : Math.max(...answers.map((answer) => answer.total));
   if (first.walkStopped?.direction !== 'backwards') {
-    const all = answers.flatMap((answer) => answer.rows);
+    const all = once(answers.flatMap((answer) => answer.rows));
     const cut = all.length > size;
     const hasNext = cut || latest.hasNext;
     const rows = all.slice(0, size);
@@ -37,7 +78,7 @@ export function joinWalked(first: PlantPage, more: PlantPage[], size: number): P
     };
   }
   // Backwards: the latest answer's rows come first; the page keeps the `size` nearest the page it was turned from.
-  const all = [...answers].reverse().flatMap((answer) => answer.rows);
+  const all = once([...answers].reverse().flatMap((answer) => answer.rows));
   const cut = all.length > size;
   const rows = all.slice(Math.max(0, all.length - size));
   const leading = [...answers].reverse().find((answer) => answer.rows.length > 0) ?? latest;
