@@ -12,6 +12,8 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 
+import { foldForSearch } from '@/shared/plants';
+
 export type TestEngine = 'sqlite' | 'postgresql';
 
 export const testEngine: TestEngine = process.env.TEST_DATABASE === 'postgresql' ? 'postgresql' : 'sqlite';
@@ -157,4 +159,22 @@ export async function createPostgresDatabase(serverUrl: string, prefix = 'plant_
     await admin.end();
   }
   return postgresDatabase(serverUrl, name);
+}
+
+/**
+ * Plants written straight into a server's table as `owner`'s, many at a time, as another process would write
+ * them (the triggers keep the search index and the events): the API tests that need a store past a cap or a
+ * walk budget fill it in seconds.
+ */
+export async function insertPlantsOf(database: TestDatabase, owner: string, rows: { id: bigint; name: string; tag?: string | null }[]): Promise<void> {
+  const [user] = await database.query<{ id: bigint }>('SELECT id FROM "User" WHERE name = ?', [owner]);
+  if (!user) throw new Error(`no user ${owner}`);
+  const now = await database.dateTime(new Date());
+  for (let start = 0; start < rows.length; start += 1_000) {
+    const batch = rows.slice(start, start + 1_000);
+    await database.execute(
+      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+      batch.flatMap((row) => [row.id, row.name, foldForSearch(row.name), row.tag ?? null, user.id, now]),
+    );
+  }
 }

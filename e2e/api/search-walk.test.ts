@@ -9,9 +9,10 @@ import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { SEARCH_WALK_BUDGET } from '@/shared/limits';
-import { foldForSearch, type PlantPage } from '@/shared/plants';
+import type { PlantPage } from '@/shared/plants';
 
 import { setupServer } from '@test-support/api-fixture';
+import { insertPlantsOf } from '@test-support/database';
 
 // Rate limits off: this file is about answers (e2e/api/costs.test.ts charges searches).
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
@@ -26,17 +27,7 @@ const NEEDLE_BASE = 1_000_000n;
 const fillerName = (index: number) => `aaa filler ${String(index).padStart(6, '0')}`;
 const needleId = (index: number) => NEEDLE_BASE + BigInt(index);
 
-async function insertPlants(owner: string, rows: { id: bigint; name: string; tag: string }[]): Promise<void> {
-  const [user] = await server.database.query<{ id: bigint }>('SELECT id FROM "User" WHERE name = ?', [owner]);
-  const now = await server.database.dateTime(new Date());
-  for (let start = 0; start < rows.length; start += 1_000) {
-    const batch = rows.slice(start, start + 1_000);
-    await server.database.execute(
-      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
-      batch.flatMap((row) => [row.id, row.name, foldForSearch(row.name), row.tag, user!.id, now]),
-    );
-  }
-}
+const insertPlants = (owner: string, rows: { id: bigint; name: string; tag?: string }[]) => insertPlantsOf(server.database, owner, rows);
 
 async function page(input: Record<string, unknown>): Promise<PlantPage> {
   // The suite's client, which retries a GET once when the server closes a kept-alive connection as it is

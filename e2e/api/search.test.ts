@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { foldForSearch } from '@/shared/plants';
 
 import { setupServer } from '@test-support/api-fixture';
+import { insertPlantsOf } from '@test-support/database';
 import { trpcRequest } from '@test-support/trpc-client';
 import type { ApiClient } from '@test-support/http-client';
 
@@ -42,17 +43,7 @@ const NAMES = [
 const CROWD = 10_050;
 const CROWD_BASE = 1_000_000n;
 
-async function insertPlants(owner: string, rows: { id: bigint; name: string; tag?: string }[]): Promise<void> {
-  const [user] = await server.database.query<{ id: bigint }>('SELECT id FROM "User" WHERE name = ?', [owner]);
-  const now = await server.database.dateTime(new Date());
-  for (let start = 0; start < rows.length; start += 1_000) {
-    const batch = rows.slice(start, start + 1_000);
-    await server.database.execute(
-      `INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt") VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
-      batch.flatMap((row) => [row.id, row.name, foldForSearch(row.name), row.tag ?? null, user!.id, now]),
-    );
-  }
-}
+const insertPlants = (owner: string, rows: { id: bigint; name: string; tag?: string }[]) => insertPlantsOf(server.database, owner, rows);
 
 async function page(token: string, input: Record<string, unknown>) {
   const response = await trpcRequest(server.baseUrl, 'plants.page', { token, query: `input=${encodeURIComponent(JSON.stringify(superjson.serialize(input)))}` });
