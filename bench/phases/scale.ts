@@ -198,10 +198,15 @@ function searches(plants: number): Search[] {
   ];
 }
 
-/** "25 rows of 10,000+ (from 1)": what a plants.page answer shows. */
+/**
+ * "25 rows of 10,000+, after 0": what a plants.page answer shows; "…, walk stopped" when the page's walk of a
+ * name order stopped at its budget before the page was full (the admin page then asks on from there).
+ */
 function countShown(body: string): string {
-  const { json } = (JSON.parse(body) as { result: { data: { json: { rows: unknown[]; total: number; totalExact: boolean; offset: number; offsetExact: boolean } } } }).result.data;
-  return `${json.rows.length} rows of ${int(json.total)}${json.totalExact ? '' : '+'}, after ${int(json.offset)}${json.offsetExact ? '' : '+'}`;
+  type Shown = { rows: unknown[]; total: number; totalExact: boolean; offset: number; offsetExact: boolean; walkStopped?: unknown };
+  const { json } = (JSON.parse(body) as { result: { data: { json: Shown } } }).result.data;
+  const stopped = json.walkStopped ? ', walk stopped' : '';
+  return `${json.rows.length} rows of ${int(json.total)}${json.totalExact ? '' : '+'}, after ${int(json.offset)}${json.offsetExact ? '' : '+'}${stopped}`;
 }
 
 /** The one-at-a-time half of a scale measurement; creates use fresh ids, deletes a pool inserted just before. */
