@@ -239,11 +239,11 @@ export const plantPageInput = z
         z.strictObject({ kind: z.literal('last') }),
       ])
       .optional(),
-  sort: plantSort.optional(),
-  /**
-   * false: rows only, for a request that goes on from where a page's walk stopped (walkStopSchema), whose
-   * counts are the first answer's: no total or offset is counted (both come back as "at least", from the rows).
-   */
+    sort: plantSort.optional(),
+    /**
+     * false: rows only, for a request that goes on from where a page's walk stopped (walkStopSchema), whose
+     * counts are the first answer's: no total or offset is counted (both come back as "at least", from the rows).
+     */
     counts: z.boolean().optional(),
     ...plantFilters,
   })
