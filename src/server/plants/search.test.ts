@@ -278,6 +278,20 @@ describe('the name search on SQLite', () => {
     expect(await planNameSearch(query)).toEqual({ folded: query, plan: 'filter' });
   }, 60_000);
 
+  it('serves a short query whose trigrams repeat from its phrase when its distinct trigrams are in more names than the index plan takes', async () => {
+    const crowd = actorOf(await signIn('search-repeated-trigrams-crowd'));
+    // "子丑子丑子" repeats "子丑子": asked as its distinct trigrams, it finds every name holding both apart ("5000000"
+    // at 10 M: "500" AND "000"), more than the index plan takes; its phrase finds the one name that holds it.
+    const query = '子丑子丑子';
+    await insertPlantRows(crowd.userId, [
+      ...Array.from({ length: INDEXED_MATCHES_MAX + 1 }, (_, index) => ({ id: 7_800_000n + BigInt(index), name: `子丑子 丑子丑 ${index}` })),
+      { id: 7_810_000n, name: `Fern ${query}` },
+    ]);
+    expect(await planNameSearch(query)).toEqual({ folded: query, plan: 'index', match: `"${query}"` });
+    const { plants } = await listPlants(crowd, { limit: 10, q: query });
+    expect(plants.map((plant) => plant.id)).toEqual([7_810_000n]);
+  }, 60_000);
+
   it(`counts a search by reading at most ${PHRASE_COUNT_BUDGET.toLocaleString('en')} of its matches, then by the view's own rows`, async () => {
     const many = actorOf(await signIn('search-phrase-budget-many'));
     const few = await signIn('search-phrase-budget-few');

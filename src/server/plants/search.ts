@@ -233,13 +233,18 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   if (!indexable(folded)) return { folded, plan: (await sqliteIndexServes(folded, '')) ? 'index' : 'filter' };
   const phrase = ftsQuery(folded);
   const match = await sqliteFtsQuery(folded);
-  if (match === phrase) return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
-  if (await sqliteIndexServes(folded, match)) return { folded, plan: 'index', match };
+  if (match !== phrase && (await sqliteIndexServes(folded, match))) return { folded, plan: 'index', match };
   // The rarest trigrams find more than the cap, yet the query itself may match few: decided as before, by its
   // own phrase (the cost this does not bound: docs/performance.md, "Round five"), and either plan then reads
   // the phrase's matches as before. Not the rarest trigrams' candidates for the filter plan: its count reads
   // the first PHRASE_COUNT_BUDGET of them, and fewer of those match, so its "at least" would say less.
-  return { folded, plan: (await sqliteIndexServes(folded, phrase)) ? 'index' : 'filter' };
+  if (await sqliteIndexServes(folded, phrase)) return { folded, plan: 'index' };
+  // A short query whose trigrams repeat ("5000000"): its distinct trigrams ("500" AND "000") are in many names
+  // where the phrase itself may be in one (at 10 M the walk that followed took 1.1 s). A phrase of a few tokens
+  // costs FTS5 a few positions per name, unlike the 198 tokens of "0"×200, which stay with the distinct ones.
+  const exact = ftsPhrase(asIndexed(folded));
+  if (exact !== phrase && trigramsOf(folded).length <= LONG_QUERY_TRIGRAMS && (await sqliteIndexServes(folded, exact))) return { folded, plan: 'index', match: exact };
+  return { folded, plan: 'filter' };
 }
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
