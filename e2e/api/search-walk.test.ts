@@ -8,7 +8,7 @@
 import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { SEARCH_WALK_BUDGET } from '@/shared/limits';
+import { SEARCH_WALK_BUDGET, searchWalkBudget } from '@/shared/limits';
 import type { PlantPage } from '@/shared/plants';
 
 import { setupServer } from '@test-support/api-fixture';
@@ -18,8 +18,10 @@ import { insertPlantsOf } from '@test-support/database';
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
 let token: string;
 let adminToken: string;
+/** The rows one walk reads on this suite's engine (fewer on PostgreSQL). */
+let budget: number;
 
-/** Names that sort first and hold no "needle": more of them than one request may walk. */
+/** Names that sort first and hold no "needle": more of them than one request may walk on either engine. */
 const FILLERS = SEARCH_WALK_BUDGET + 500;
 /** The matches, all after the fillers by name, by tag and by id: more than the trigram index plan takes on either engine (PostgreSQL decides by its estimate). */
 const NEEDLES = 25_000;
@@ -41,6 +43,7 @@ const ids = (answer: PlantPage) => answer.rows.map((row) => row.id);
 const byName = { key: 'name', dir: 'asc' } as const;
 
 beforeAll(async () => {
+  budget = searchWalkBudget(server.database.engine);
   token = (await server.createToken('walk-alice', 'member')).token;
   adminToken = (await server.createToken('walk-admin', 'admin')).token;
   await server.createToken('walk-bob', 'member');
@@ -55,9 +58,9 @@ beforeAll(async () => {
 describe('a name search sorted by name, whose matches all sort last', () => {
   it('walks at most the budget per request, says where it stopped, and goes on from there', async () => {
     const first = await page({ size: 25, q: 'needle', sort: byName });
-    // The walk read the first SEARCH_WALK_BUDGET names (fillers, in id order by name) and found nothing.
+    // The walk read the first budget names (fillers, in id order by name) and found nothing.
     expect(first.rows).toEqual([]);
-    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), key: fillerName(SEARCH_WALK_BUDGET), reached: fillerName(SEARCH_WALK_BUDGET) });
+    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(budget), key: fillerName(budget), reached: fillerName(budget) });
     expect(first).toMatchObject({ hasNext: true, offset: 0, offsetExact: true, cursor: undefined });
     expect(first.total === 0 && first.totalExact).toBe(false);
 
@@ -79,7 +82,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     // Before the first match: every filler, read backwards from the last one.
     const previous = await page({ size: 25, q: 'needle', sort: byName, cursor: { kind: 'before', id: needleId(0) } });
     expect(previous.rows).toEqual([]);
-    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - SEARCH_WALK_BUDGET + 1), key: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1), reached: fillerName(FILLERS - SEARCH_WALK_BUDGET + 1) });
+    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - budget + 1), key: fillerName(FILLERS - budget + 1), reached: fillerName(FILLERS - budget + 1) });
     // Nothing before the page matched: its place is right, whether or not the count could say so exactly.
     expect(previous.offset).toBe(0);
     // What follows it is the first match, and the page says so.
@@ -98,12 +101,12 @@ describe('a name search sorted by name, whose matches all sort last', () => {
 
   it('caps the walk in every order that tests names: tag, owner and creation time', async () => {
     const byTag = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' } });
-    expect(byTag).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET), reached: 'a-filler' } });
+    expect(byTag).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(budget), reached: 'a-filler' } });
     const onward = await page({ size: 25, q: 'needle', sort: { key: 'tag', dir: 'asc' }, cursor: { kind: 'after', id: byTag.walkStopped!.id, key: byTag.walkStopped!.key } });
     expect(ids(onward)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
     for (const key of ['owner', 'created'] as const) {
       const answer = await page({ size: 25, q: 'needle', sort: { key, dir: 'asc' } });
-      expect(answer, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      expect(answer, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(budget) } });
       // How far it got, as the page shows it: the owner's name, or the creation time as an ISO time.
       if (key === 'owner') expect(answer.walkStopped!.reached).toBe('walk-alice');
       else expect(answer.walkStopped!.reached).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -120,7 +123,7 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     // (a filler of another tag too) counts, so it stops where the search without the filter stops.
     for (const key of ['name', 'created'] as const) {
       const tagged = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' } });
-      expect(tagged, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      expect(tagged, key).toMatchObject({ rows: [], hasNext: true, walkStopped: { direction: 'forwards', id: BigInt(budget) } });
       const { id, key: at } = tagged.walkStopped!;
       const further = await page({ size: 25, q: 'needle', tag: 'z-needle', sort: { key, dir: 'asc' }, cursor: { kind: 'after', id, key: at }, counts: false });
       expect(ids(further), key).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
@@ -139,10 +142,10 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     token = adminToken;
     try {
       const owned = await page({ size: 25, q: 'needle', owner: 'walk-alice', sort: byName });
-      expect(owned).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET) } });
+      expect(owned).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(budget) } });
       // Without the filter the admin's walk reads bob's plants too, and stops 100 names earlier.
       const everyone = await page({ size: 25, q: 'needle', sort: byName });
-      expect(everyone).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(SEARCH_WALK_BUDGET - 100) } });
+      expect(everyone).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(budget - 100) } });
     } finally {
       token = admin;
     }

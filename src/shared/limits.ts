@@ -99,13 +99,23 @@ export const SEARCH_COUNT_CAP = 1_000;
 /**
  * The admin page's name search of many matches, sorted by anything but id, walks that order's index and tests
  * each name until its page is full: no index lists a substring's matches in name (tag, owner, creation) order.
- * Each walk reads at most this many rows of one segment of the order; a request runs up to 4 such walks (a read
+ * Each walk reads at most this many rows of one segment of the order on SQLite (on PostgreSQL, below); a request runs up to 4 such walks (a read
  * of the page and a second read, whether more follows or the nearest page, each over up to 2 segments: the tag
  * sort's). A walk that stops there ends its request's read, which answers with what it found and where it
  * stopped, and the next request goes on from there (docs/admin-page.md, "At scale"). ~0.2 µs a row on
  * SQLite (the covering index, the name tested where it lies): a few milliseconds at any size of the store.
  */
 export const SEARCH_WALK_BUDGET = 50_000;
+/**
+ * PostgreSQL's walks read at most this many rows each (SEARCH_WALK_BUDGET is SQLite's). A walk whose page comes
+ * back short reads the walked index entries a second time there, to find the row where it stopped (no single
+ * pass is cheaper on PostgreSQL: a row_number() over the walk, a shared CTE or a PL/pgSQL loop each cost more than
+ * the two), and in tag, owner and creation order each walked row is read from the table. So its walk of "orchid"
+ * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Round six: the PostgreSQL name-order walk").
+ */
+export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
+/** The rows one walk of a request reads on this engine. */
+export const searchWalkBudget = (engine: 'sqlite' | 'postgresql'): number => (engine === 'postgresql' ? POSTGRESQL_SEARCH_WALK_BUDGET : SEARCH_WALK_BUDGET);
 
 /** Live feeds (the admin page's stream of changes) open at once per token (a few tabs) and per process; past either, 429. */
 export const MAX_STREAMS_PER_TOKEN = 4;

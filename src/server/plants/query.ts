@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
+import { COUNT_CAP, POSTGRESQL_SEARCH_WALK_BUDGET, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
@@ -290,7 +290,9 @@ async function walkSegment(
   segment: Segment,
   options: { from: KeysetPosition | undefined; descending: boolean; limit: number; withOwner: boolean; budget: number; tagIndexed: boolean },
 ): Promise<{ rows: RawRow[]; stop: RawRow | null }> {
-  const { from, descending, limit, budget } = options;
+  const { from, descending, limit } = options;
+  // PostgreSQL walks fewer rows a request: when the page is short it reads the walk's index entries twice (below).
+  const budget = engine === 'postgresql' ? Math.min(options.budget, POSTGRESQL_SEARCH_WALK_BUDGET) : options.budget;
   const direction = descending ? DESC : ASC;
   // The budget counts the rows the walk reads, so the walk's WHERE holds only what its index holds: the access
   // rule and the owner filter (every order has an (ownerId, key, id) index; the owner order walks each owner's
