@@ -135,12 +135,21 @@ export async function inIdOrder<Row>(
   limit: number,
   query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
 ): Promise<Row[]> {
+  return (await probedInIdOrder(filters, descending, past, limit, query)) ?? query(plantsFrom(filters), idColumn(filters));
+}
+
+/** SQLite's id-order probe (inIdOrder): its rows when they hold the page, else null (the caller walks from `past`). */
+async function probedInIdOrder<Row>(
+  filters: PlannedFilters,
+  descending: boolean,
+  past: bigint | undefined,
+  limit: number,
+  query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
+): Promise<Row[] | null> {
   const search = searchOf(filters);
-  if (engine === 'sqlite' && search?.plan === 'filter' && indexable(search.folded)) {
-    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
-    if (probed.length >= limit) return probed;
-  }
-  return query(plantsFrom(filters), idColumn(filters));
+  if (engine !== 'sqlite' || search?.plan !== 'filter' || !indexable(search.folded)) return null;
+  const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
+  return probed.length >= limit ? probed : null;
 }
 
 /** A position in an order: a row's segment, its key as the database holds it, and its id. */
@@ -217,13 +226,16 @@ export type SelectedRow = RawRow & { segment: number };
 export type Walked = { rows: SelectedRow[]; stop: SelectedRow | null };
 
 /**
- * Whether a page of these filters in this order walks the order's index and tests each name: a search of many
- * matches (the filter plan) sorted by anything but id. No index lists a substring's matches in name, tag, owner
- * or creation order, so the walk is as long as the distance between matches in that order: at 10 M plants
- * "orchid" by name passes ~550,000 names before its first match, and matches that all sort last leave every
- * row of the view to walk.
+ * Whether a page of these filters walks an index in its order and tests each name: a search of many matches (the
+ * filter plan), in any order. No index lists a substring's matches in name, tag, owner or creation order, so the
+ * walk is as long as the distance between matches in that order: at 10 M plants "orchid" by name passes ~550,000
+ * names before its first match, and matches that all sort last leave every row of the view to walk. In id order
+ * (the admin page's default, and the REST list) the walk is the primary key's, or the owner's (ownerId, id) and
+ * the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose matches lie at its far end in
+ * ids (an admin's search whose matches were added last; a member whose plants hold few of the phrase's first
+ * matches, where SQLite's probe gives up) was walked to the end: ~230 ms at 1 M plants.
  */
-export const walksNames = (filters: PlannedFilters, sort: PlantSort): boolean => sort.key !== 'id' && searchOf(filters)?.plan === 'filter';
+export const walksNames = (filters: PlannedFilters): boolean => searchOf(filters)?.plan === 'filter';
 
 /** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */
 export async function selectFrom(
@@ -237,7 +249,8 @@ export async function selectFrom(
 
 /**
  * As selectFrom; with `walkBudget`, a walk that tests names (walksNames) reads at most that many rows of each
- * segment and says where it stopped (`stop`), so no one request reads more than that whatever the store holds.
+ * segment and says where it stopped (`stop`), so no one request reads more than that whatever the store holds
+ * (in id order, after SQLite's probe, which reads at most ID_ORDER_PROBE_MATCHES matches).
  */
 export async function selectWalked(
   actor: Actor,
@@ -250,25 +263,33 @@ export async function selectWalked(
   const order = descending ? [...segments.keys()].reverse() : [...segments.keys()];
   const start = options.from ? order.indexOf(options.from.segment) : 0;
   const base = conditions(actor, filters);
-  const capped = options.walkBudget !== undefined && walksNames(filters, sort);
+  const capped = options.walkBudget !== undefined && walksNames(filters);
   const rows: SelectedRow[] = [];
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
     const from = options.from && index === options.from.segment ? options.from : undefined;
     const limit = options.limit - rows.length;
-    if (capped) {
-      const walked = await walkSegment(actor, filters, segment, { from, descending, limit, withOwner: options.withOwner, budget: options.walkBudget!, tagIndexed: sort.key === 'tag' });
-      rows.push(...walked.rows.map((row) => ({ ...row, segment: index })));
-      if (walked.stop) return { rows, stop: { ...walked.stop, segment: index } };
-      if (rows.length >= options.limit) break;
-      continue;
-    }
     const select = (source: Prisma.Sql, id: Prisma.Sql) => {
       const bounded = from ? [...where, pastCondition(segment, from, descending, id)] : where;
       const ordering = orderBy(segment, descending, id);
       return db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, pageFrom(source, filters, segment, bounded, ordering, limit))} ${whereOf(bounded)} ${ordering} LIMIT ${limit}`;
     };
+    if (capped) {
+      // In id order SQLite's probe of the phrase's first matches keeps its job: when they hold the page, no walk.
+      const probed = sort.key === 'id' ? await probedInIdOrder(filters, descending, from?.id, limit, select) : null;
+      if (probed) {
+        rows.push(...probed.map((row) => ({ ...row, segment: index })));
+        break;
+      }
+      // The tag filter is held by the tag order's index, and in id order by (tag, id) and (ownerId, tag, id).
+      const tagIndexed = sort.key === 'tag' || sort.key === 'id';
+      const walked = await walkSegment(actor, filters, segment, { from, descending, limit, withOwner: options.withOwner, budget: options.walkBudget!, tagIndexed });
+      rows.push(...walked.rows.map((row) => ({ ...row, segment: index })));
+      if (walked.stop) return { rows, stop: { ...walked.stop, segment: index } };
+      if (rows.length >= options.limit) break;
+      continue;
+    }
     const found = segment.key ? await select(plantsFrom(filters), idColumn(filters)) : await inIdOrder(filters, descending, from?.id, limit, select);
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
