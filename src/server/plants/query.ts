@@ -233,7 +233,8 @@ export type Walked = { rows: SelectedRow[]; stop: SelectedRow | null };
  * (the admin page's default, and the REST list) the walk is the primary key's, or the owner's (ownerId, id) and
  * the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose matches lie at its far end in
  * ids (an admin's search whose matches were added last; a member whose plants hold few of the phrase's first
- * matches, where SQLite's probe gives up) was walked to the end: ~230 ms at 1 M plants.
+ * matches, where SQLite's probe gives up) was walked to the end: at 1 M plants 129 ms a request on SQLite,
+ * 618 ms on PostgreSQL (docs/performance.md, "Round six").
  */
 export const walksNames = (filters: PlannedFilters): boolean => searchOf(filters)?.plan === 'filter';
 
