@@ -28,15 +28,26 @@ const NEEDLES = 25_000;
 const NEEDLE_BASE = 1_000_000n;
 const fillerName = (index: number) => `aaa filler ${String(index).padStart(6, '0')}`;
 const needleId = (index: number) => NEEDLE_BASE + BigInt(index);
+const needleIds = (from: number, count: number) => Array.from({ length: count }, (_, index) => needleId(from + index));
 
 const insertPlants = (owner: string, rows: { id: bigint; name: string; tag?: string }[]) => insertPlantsOf(server.database, owner, rows);
 
-async function page(input: Record<string, unknown>): Promise<PlantPage> {
-  // The suite's client, which retries a GET once when the server closes a kept-alive connection as it is
-  // reused (the seeding above takes longer than the server's 5 s keep-alive).
-  const response = await server.rawClient(token).get(`/api/trpc/plants.page?input=${encodeURIComponent(JSON.stringify(superjson.serialize(input)))}`);
+// The suite's client, which retries a GET once when the server closes a kept-alive connection as it is reused
+// (the seeding above takes longer than the server's 5 s keep-alive).
+const askPage = (input: Record<string, unknown>, as = token) => server.rawClient(as).get(`/api/trpc/plants.page?input=${encodeURIComponent(JSON.stringify(superjson.serialize(input)))}`);
+
+async function page(input: Record<string, unknown>, as = token): Promise<PlantPage> {
+  const response = await askPage(input, as);
   expect(response.status, response.text).toBe(200);
   return superjson.deserialize<PlantPage>((JSON.parse(response.text) as { result: { data: never } }).result.data);
+}
+
+/** The REST list's page: its plants' ids and the `after` of its `Link` to the next page (undefined on the last). */
+async function list(query: string): Promise<{ ids: bigint[]; after: string | undefined }> {
+  const response = await server.rawClient(token).get(`/api/plants?${query}`);
+  expect(response.status, response.text).toBe(200);
+  const after = /[?&]after=(-?\d+)/.exec(response.headers.get('link') ?? '')?.[1];
+  return { ids: (response.json as { id: bigint }[]).map((plant) => plant.id), after };
 }
 
 const ids = (answer: PlantPage) => answer.rows.map((row) => row.id);
@@ -151,12 +162,109 @@ describe('a name search sorted by name, whose matches all sort last', () => {
     }
   });
 
-  it('leaves id order and searches of few matches as they were', async () => {
+  it("leaves searches of few matches as they were, and SQLite's probe of a phrase's first matches by id keeps its job", async () => {
     const byId = await page({ size: 25, q: 'needle' });
-    expect(ids(byId)).toEqual(Array.from({ length: 25 }, (_, index) => needleId(index)));
-    expect(byId.walkStopped).toBeNull();
+    if (server.database.engine === 'sqlite') {
+      // The phrase's first matches by id hold the page: no walk.
+      expect(ids(byId)).toEqual(needleIds(0, 25));
+      expect(byId.walkStopped).toBeNull();
+    } else {
+      // PostgreSQL walks the view by id, and stops at the budget as every order does (below).
+      expect(byId).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(budget) } });
+    }
     const few = await page({ size: 25, q: 'needle 00001', sort: byName });
     expect(ids(few)).toEqual(Array.from({ length: 10 }, (_, index) => needleId(10 + index)));
     expect(few).toMatchObject({ hasNext: false, total: 10, totalExact: true, walkStopped: null });
+  });
+});
+
+/**
+ * Id order, the admin page's default and the REST list's only one. "zz" is in 25,000 names, more than either
+ * engine's index plan takes, and of two characters, so SQLite's probe of a phrase's first matches (three
+ * characters or more) does not serve it: it walks the view by id on both engines, the fillers first.
+ */
+describe('a name search in id order, whose matches all come after more plants than one request may walk', () => {
+  it('walks at most the budget per request, says where it stopped, and the next request finds the matches', async () => {
+    const first = await page({ size: 25, q: 'zz' });
+    expect(first.rows).toEqual([]);
+    // In id order the place is the id: no key to send back; how far it got is that id.
+    expect(first.walkStopped).toEqual({ direction: 'forwards', id: BigInt(budget), key: null, reached: String(budget) });
+    expect(first).toMatchObject({ hasNext: true, offset: 0, offsetExact: true, cursor: undefined });
+    expect(first.total === 0 && first.totalExact).toBe(false);
+    const second = await page({ size: 25, q: 'zz', cursor: { kind: 'after', id: first.walkStopped!.id }, counts: false });
+    expect(ids(second)).toEqual(needleIds(0, 25));
+    expect(second).toMatchObject({ hasNext: true, walkStopped: null });
+    // Dense from there: the next page stops after its rows.
+    expect(ids(await page({ size: 25, q: 'zz', cursor: { kind: 'after', id: needleId(24) } }))).toEqual(needleIds(25, 25));
+  });
+
+  it('walks backwards the same way, and the last page, whose matches come first that way, as before', async () => {
+    const previous = await page({ size: 25, q: 'zz', cursor: { kind: 'before', id: needleId(0) } });
+    expect(previous.rows).toEqual([]);
+    expect(previous.walkStopped).toEqual({ direction: 'backwards', id: BigInt(FILLERS - budget + 1), key: null, reached: String(FILLERS - budget + 1) });
+    expect(previous).toMatchObject({ offset: 0, hasNext: true });
+    const last = await page({ size: 25, q: 'zz', cursor: { kind: 'last' } });
+    expect(ids(last)).toEqual(needleIds(NEEDLES - 25, 25));
+    expect(last).toMatchObject({ hasNext: false, walkStopped: null });
+  });
+
+  it('the REST list walks the same budget: a page shorter than the limit (even empty) whose Link goes on from where it stopped', async () => {
+    const first = await list('q=zz&limit=20');
+    expect(first).toEqual({ ids: [], after: String(budget) });
+    const second = await list(`q=zz&limit=20&after=${first.after}`);
+    expect(second).toEqual({ ids: needleIds(0, 20), after: String(needleId(19)) });
+    // Dense matches and the end of the view are as before: a full page, and no Link after the last.
+    expect(await list(`q=zz&limit=1000&after=${needleId(NEEDLES - 6)}`)).toEqual({ ids: needleIds(NEEDLES - 5, 5), after: undefined });
+  });
+
+  it("answers what an attacker sends in the cursor with a 400 or a correct page, never a crash", async () => {
+    // A key with an id sort (of any type): the id is the place, a key is refused unread.
+    for (const key of ['aaa', null, new Date(0)]) {
+      const refused = await askPage({ size: 25, q: 'zz', cursor: { kind: 'after', id: 5n, key } });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.text).toContain("the cursor's key does not fit the sort");
+    }
+    expect((await askPage({ size: 25, q: 'zz', sort: { key: 'id', dir: 'desc' }, cursor: { kind: 'before', id: 5n, key: 'x' } })).status).toBe(400);
+    // Past int64 either way: 400, on both doors.
+    expect((await askPage({ size: 25, q: 'zz', cursor: { kind: 'after', id: 2n ** 63n } })).status).toBe(400);
+    expect((await server.rawClient(token).get('/api/plants?q=zz&after=9223372036854775808')).status).toBe(400);
+    // After the largest id: nothing lies past it, so the page is the last one (the nearest that has rows).
+    const pastEverything = await page({ size: 25, q: 'zz', cursor: { kind: 'after', id: 2n ** 63n - 1n } });
+    expect(pastEverything).toMatchObject({ cursor: { kind: 'last' }, walkStopped: null, hasNext: false });
+    expect(ids(pastEverything)).toEqual(needleIds(NEEDLES - 25, 25));
+    expect(await list('q=zz&after=9223372036854775807')).toEqual({ ids: [], after: undefined });
+    // Before the smallest: the first page, which walks from the start and stops as the first request does.
+    const beforeEverything = await page({ size: 25, q: 'zz', cursor: { kind: 'before', id: -(2n ** 63n) } });
+    expect(beforeEverything).toMatchObject({ rows: [], cursor: undefined, walkStopped: { direction: 'forwards', id: BigInt(budget) } });
+    expect(await list('q=zz&limit=20&after=-9223372036854775808')).toEqual({ ids: [], after: String(budget) });
+  });
+});
+
+describe("another member's plants among the walked ones", () => {
+  it("a member's walk that stops and goes on by the cursor never shows or counts another member's plants", async () => {
+    // walk-bob's plants among walk-alice's in both orders: by name among her last fillers (each just after
+    // hers of the same number), by id right after her fillers and before her matches. Each matches "needle" and "zz".
+    const bobs = Array.from({ length: 100 }, (_, index) => ({ id: BigInt(FILLERS + 1 + index), name: `${fillerName(budget + 100 + index)} zz needle bob` }));
+    await insertPlants('walk-bob', bobs);
+    if (server.database.engine === 'postgresql') await server.database.execute('ANALYZE "Plant"');
+    const bobIds = bobs.map((plant) => plant.id);
+    for (const sort of [byName, { key: 'id', dir: 'asc' } as const]) {
+      const q = sort.key === 'name' ? 'needle' : 'zz';
+      const first = await page({ size: 25, q, sort });
+      expect(first, sort.key).toMatchObject({ rows: [], walkStopped: { direction: 'forwards', id: BigInt(budget) } });
+      const { id, key } = first.walkStopped!;
+      const cursor = sort.key === 'id' ? { kind: 'after', id } : { kind: 'after', id, key };
+      // Counted too (the offset counts the matches before the page's first row): none of bob's.
+      const onward = await page({ size: 25, q, sort, cursor });
+      expect(ids(onward), sort.key).toEqual(needleIds(0, 25));
+      expect(onward.offset, sort.key).toBe(0);
+      // An admin's walk from the same place meets bob's first: they do lie in the way.
+      const admins = await page({ size: 25, q, sort, cursor }, adminToken);
+      expect(ids(admins), sort.key).toEqual(bobIds.slice(0, 25));
+    }
+    // The REST list by id, going on by its Link: the same.
+    const first = await list('q=zz&limit=20');
+    expect(first.after).toBe(String(budget));
+    expect((await list(`q=zz&limit=20&after=${first.after}`)).ids).toEqual(needleIds(0, 20));
   });
 });

@@ -4,6 +4,8 @@ import { SEARCH_WALK_BUDGET } from '@/shared/limits';
 import { foldForSearch } from '@/shared/plants';
 
 import { type RunningServer, startServer } from '@test-support/server-process';
+import type { Page } from '@playwright/test';
+
 import { addPlant, expect, test } from '@test-support/browser-fixtures';
 
 /**
@@ -19,6 +21,35 @@ const NEEDLE_BASE = 1_000_000;
 const needleIds = (from: number, count: number) => Array.from({ length: count }, (_, index) => String(NEEDLE_BASE + from + index));
 
 let server: RunningServer;
+
+/** Opens `address` and signs in as the admin. */
+async function signIn(page: Page, address: string): Promise<void> {
+  await page.goto(address);
+  await page.getByLabel('API token').fill(server.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Holds the plants.page requests `hold` picks (its URL, and how many plants.page requests came so far) until
+ * `release()`; `held` lists them. The others pass.
+ */
+async function holdPageRequests(page: Page, hold: (url: URL, seen: number) => boolean): Promise<{ release: () => void; held: string[] }> {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held: string[] = [];
+  let seen = 0;
+  await page.route('**/api/trpc/**', async (route) => {
+    const url = new URL(route.request().url());
+    if (url.pathname.includes('plants.page') && hold(url, ++seen)) {
+      held.push(url.href);
+      await released;
+    }
+    await route.continue();
+  });
+  return { release, held };
+}
+
+const idsOf = (page: Page) => () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
@@ -45,10 +76,8 @@ test('a search whose first walk finds nothing asks on by itself until the page i
   page.on('request', (request) => {
     if (new URL(request.url()).pathname.includes('plants.page')) pageRequests.push(request.url());
   });
-  await page.goto('/plants?q=needle&sort=name');
-  await page.getByLabel('API token').fill(server.adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await signIn(page, '/plants?q=needle&sort=name');
+  const ids = idsOf(page);
   await expect.poll(ids).toEqual(needleIds(0, 25));
   await expect(page.getByTestId('plants-range')).toHaveText(/^1–25 of /);
   // Two requests at least: the one the address names, which stopped after SEARCH_WALK_BUDGET names, and the one that went on.
@@ -62,20 +91,34 @@ test('a search whose first walk finds nothing asks on by itself until the page i
   await context.close();
 });
 
+test('in id order, the default, a search whose first walk finds nothing asks on by itself the same way', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: server.baseUrl });
+  const page = await context.newPage();
+  // "zz": two characters in more names than SQLite's index plan takes, so it walks by id (the fillers' ids come first).
+  const { release, held } = await holdPageRequests(page, (_, seen) => seen === 2);
+  await signIn(page, '/plants?q=zz');
+  const status = page.getByTestId('walk-status');
+  await expect(status).toHaveAttribute('data-state', 'searching');
+  await expect(status).toContainText(`ids up to ${SEARCH_WALK_BUDGET}`);
+  // The request that goes on starts after the id where the first walk stopped, and carries no key (id order has none).
+  expect(held).toHaveLength(1);
+  expect(new URL(held[0]!).searchParams.get('input')).toContain(`"cursor":{"kind":"after","id":"${SEARCH_WALK_BUDGET}"}`);
+  release();
+  await expect.poll(idsOf(page)).toEqual(needleIds(0, 25));
+  await expect(status).toHaveCount(0);
+  await expect(page.getByTestId('plants-range')).toHaveText(/^1–25 of /);
+  expect(new URL(page.url()).search).toBe('?q=zz');
+  await page.getByRole('navigation', { name: 'Plant pages' }).getByRole('button', { name: 'Next page' }).click();
+  await expect.poll(idsOf(page)).toEqual(needleIds(25, 25));
+  await context.close();
+});
+
 test('the person sees the search going on, can stop it, and search further, at 320 px and by keyboard', async ({ browser, shot }) => {
   const context = await browser.newContext({ baseURL: server.baseUrl, viewport: { width: 320, height: 700 } });
   const page = await context.newPage();
   // Hold the request that goes on (the second plants.page request) until the test lets it through.
-  let release: () => void = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  let seen = 0;
-  await page.route('**/api/trpc/**', async (route) => {
-    if (new URL(route.request().url()).pathname.includes('plants.page') && ++seen === 2) await held;
-    await route.continue();
-  });
-  await page.goto('/plants?q=needle&sort=name');
-  await page.getByLabel('API token').fill(server.adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  const { release } = await holdPageRequests(page, (_, seen) => seen === 2);
+  await signIn(page, '/plants?q=needle&sort=name');
   const status = page.getByTestId('walk-status');
   await expect(status).toHaveAttribute('data-state', 'searching');
   await expect(status.getByRole('status')).toHaveText('Searching further…');
@@ -93,8 +136,7 @@ test('the person sees the search going on, can stop it, and search further, at 3
   await shot(page, 'search-walk-stopped-320');
   // The held answer was cancelled by the stop: it is not shown. Search further, by keyboard (focus is on it).
   await page.keyboard.press('Enter');
-  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
-  await expect.poll(ids).toEqual(needleIds(0, 25));
+  await expect.poll(idsOf(page)).toEqual(needleIds(0, 25));
   await expect(status).toHaveCount(0);
   // The line went with focus in it: focus is on the pager after it, and the live region, still there, says the search ended.
   await expect(page.getByRole('navigation', { name: 'Plant pages' }).locator(':focus')).toHaveCount(1);
@@ -106,12 +148,9 @@ test('a page past the last match, whose walk goes on to the end of the order, sh
   const context = await browser.newContext({ baseURL: server.baseUrl });
   const page = await context.newPage();
   // By name descending the matches come first; after the last of them only fillers follow, more than one walk reads.
-  await page.goto(`/plants?q=needle&sort=name&dir=desc&after=${NEEDLE_BASE}`);
-  await page.getByLabel('API token').fill(server.adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  const ids = () => page.locator('tr[data-plant-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-plant-id')));
+  await signIn(page, `/plants?q=needle&sort=name&dir=desc&after=${NEEDLE_BASE}`);
   await expect(page).toHaveURL(/[?&]page=last/);
-  await expect.poll(ids).toEqual(needleIds(0, 25).reverse());
+  await expect.poll(idsOf(page)).toEqual(needleIds(0, 25).reverse());
   await expect(page.getByTestId('walk-status')).toHaveCount(0);
   await expect(page.getByText('No plants match these filters.')).toHaveCount(0);
   await context.close();
@@ -121,20 +160,8 @@ test('a Stop sticks when the page is read again (an add refetches it), and nothi
   const context = await browser.newContext({ baseURL: server.baseUrl });
   const page = await context.newPage();
   // Hold every request that goes on; the one the address names (and its refetches) pass.
-  let release: () => void = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const onward: string[] = [];
-  await page.route('**/api/trpc/**', async (route) => {
-    const url = new URL(route.request().url());
-    if (url.pathname.includes('plants.page') && url.searchParams.get('input')?.includes('"cursor"')) {
-      onward.push(url.href);
-      await held;
-    }
-    await route.continue();
-  });
-  await page.goto('/plants?q=needle&sort=name');
-  await page.getByLabel('API token').fill(server.adminToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  const { release, held: onward } = await holdPageRequests(page, (url) => url.searchParams.get('input')?.includes('"cursor"') === true);
+  await signIn(page, '/plants?q=needle&sort=name');
   const status = page.getByTestId('walk-status');
   await expect(status).toHaveAttribute('data-state', 'searching');
   const cancelled = page.waitForEvent('requestfailed', (request) => request.url().includes('plants.page'));

@@ -265,18 +265,18 @@ export const plantRowSchema = z.object({
 });
 
 /**
- * Where a page's walk stopped (docs/admin-page.md, "At scale"): a name search of many matches sorted by
- * anything but id tests each name in that order, and one request walks at most SEARCH_WALK_BUDGET rows
+ * Where a page's walk stopped (docs/admin-page.md, "At scale"): a name search of many matches, in any
+ * order, tests each name in that order, and one request walks at most SEARCH_WALK_BUDGET rows
  * (shared/limits.ts). When its page was not full by then, the page holds what the walk found (maybe nothing)
  * and this says where it stopped: the next request goes on from the row `id` (a cursor `after` it when the
  * walk went forwards, `before` it when it went backwards: a previous or last page). `reached` is that row's
- * sort key as text (a folded name, a tag, an owner, an ISO time; null for an untagged plant), to say how far
+ * sort key as text (a folded name, a tag, an owner, an ISO time, in id order the id; null for an untagged plant), to say how far
  * the search got. Matches past that row are not known yet: `hasNext` (forwards) says only that more may follow.
  */
 export const walkStopSchema = z.object({
   direction: z.enum(['forwards', 'backwards']),
   id: z.bigint(),
-  /** That row's place as the server held it: the request that goes on sends it back (the cursor's `key`). */
+  /** That row's place as the server held it: the request that goes on sends it back (the cursor's `key`); null and not sent in id order, whose place is the id. */
   key: walkKey,
   reached: z.string().nullable(),
 });

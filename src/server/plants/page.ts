@@ -1,7 +1,8 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
-import { SEARCH_WALK_BUDGET } from '@/shared/limits';
+import { engine } from '@/server/db/client';
+import { searchWalkBudget } from '@/shared/limits';
 import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
 
 import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfKey, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
@@ -28,34 +29,34 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   let counted: Count | undefined;
   // Rows only (`counts: false`): a total of none, "at least" (raised to the rows seen below), and no offset.
   const totalOf = async (): Promise<Count> => (counted ??= counts ? await countMatching(actor, filters) : { count: 0, exact: false });
-  // Every read of rows walks at most SEARCH_WALK_BUDGET rows of each segment where it tests names (query.ts,
+  // Every read of rows walks at most the engine's budget (searchWalkBudget) of each segment where it tests names (query.ts,
   // walksNames): a page whose walk stops there holds what it found, and says where it stopped.
-  const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: SEARCH_WALK_BUDGET });
-  let stop: { row: SelectedRow; direction: WalkStop['direction'] } | null = null;
-  const backwards = async (options: { from?: KeysetPosition; limit: number }) => {
+  const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: searchWalkBudget(engine) });
+  type Stop = { row: SelectedRow; direction: WalkStop['direction'] } | null;
+  const backwards = async (options: { from?: KeysetPosition; limit: number }): Promise<{ rows: SelectedRow[]; stop: Stop }> => {
     const found = await read({ ...options, backwards: true, withOwner });
-    if (found.stop) stop = { row: found.stop, direction: 'backwards' };
-    return found.rows.reverse();
+    return { rows: found.rows.reverse(), stop: found.stop ? { row: found.stop, direction: 'backwards' } : null };
   };
   // The last page holds what is left over after whole pages, when the total is known; else a whole page.
   const lastPage = async () => {
     const total = await totalOf();
-    return total.count === 0 && total.exact ? [] : await backwards({ limit: total.exact ? total.count % size || size : size });
+    return total.count === 0 && total.exact ? { rows: [], stop: null } : await backwards({ limit: total.exact ? total.count % size || size : size });
   };
   // One row more than the page, to know whether another follows (or, when the walk stopped first, that more may).
-  const forwards = async (from?: KeysetPosition) => {
+  const forwards = async (from?: KeysetPosition): Promise<{ rows: SelectedRow[]; more: boolean; stop: Stop }> => {
     const found = await read({ from, limit: size + 1, withOwner });
-    if (found.stop) stop = { row: found.stop, direction: 'forwards' };
-    return { rows: found.rows.slice(0, size), more: found.rows.length > size || found.stop !== null };
+    return { rows: found.rows.slice(0, size), more: found.rows.length > size || found.stop !== null, stop: found.stop ? { row: found.stop, direction: 'forwards' } : null };
   };
 
   let served = cursor;
   let rows: SelectedRow[];
   let more: boolean | undefined;
+  let walkStop: Stop = null;
   if (cursor?.kind === 'after' || cursor?.kind === 'before') {
-    // By id the cursor is its own position, even once its row is gone; a cursor that goes on from where a walk
-    // stopped carries the place the server held (renamed or deleted since, the walk still goes on from there);
-    // other cursors read the row's key.
+    // By id the cursor is its own position, even once its row is gone (a walk in id order that stopped goes on
+    // from the id it stopped at); a cursor that goes on from where a walk stopped in another order carries the
+    // place the server held (renamed or deleted since, the walk still goes on from there); other cursors read
+    // the row's key.
     const from =
       sort.key === 'id'
         ? { segment: 0, key: null, id: cursor.id }
@@ -65,33 +66,32 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     if (from === null) {
       // The row that named the page is gone: its place in this order is unknown, so the first page.
       served = undefined;
-      ({ rows, more } = await forwards());
+      ({ rows, more, stop: walkStop } = await forwards());
     } else if (cursor.kind === 'after') {
-      ({ rows, more } = await forwards(from));
+      ({ rows, more, stop: walkStop } = await forwards(from));
     } else {
-      rows = await backwards({ from, limit: size });
+      ({ rows, stop: walkStop } = await backwards({ from, limit: size }));
     }
   } else if (cursor?.kind === 'last') {
-    rows = await lastPage();
+    ({ rows, stop: walkStop } = await lastPage());
     more = false;
   } else {
-    ({ rows, more } = await forwards());
+    ({ rows, more, stop: walkStop } = await forwards());
   }
   // The page's plants (or the row it was named by) were deleted or filtered away meanwhile: the nearest page
   // that has some. Not a page its walk left empty: its place is known, and matches may lie past it.
-  if (rows.length === 0 && served && !stop) {
+  if (rows.length === 0 && served && !walkStop) {
     const total = await totalOf();
     if (total.count > 0 || !total.exact) {
       served = served.kind === 'before' ? undefined : { kind: 'last' };
       if (served) {
-        rows = await lastPage();
+        ({ rows, stop: walkStop } = await lastPage());
         more = false;
       } else {
-        ({ rows, more } = await forwards());
+        ({ rows, more, stop: walkStop } = await forwards());
       }
     }
   }
-  const walkStop = stop as { row: SelectedRow; direction: WalkStop['direction'] } | null;
   const first = rows[0];
   const last = rows[rows.length - 1];
   // The first page (no cursor, or its fallback) read one row more than it holds: none more means it holds them all.
@@ -146,8 +146,9 @@ function walkKeyOf(sort: PlantSort, row: SelectedRow): WalkKey {
   return sort.key === 'created' ? timeOf(key) : String(key);
 }
 
-/** Where a walk stopped, as a person reads the order's key: a folded name, a tag, an owner, or an ISO time; null for untagged plants. */
+/** Where a walk stopped, as a person reads the order's key: a folded name, a tag, an owner, an ISO time, or in id order the id; null for untagged plants. */
 function reachedText(sort: PlantSort, row: SelectedRow): string | null {
+  if (sort.key === 'id') return String(row.id);
   const key = row.sortKey;
   if (key === null || key === undefined) return null;
   if (sort.key !== 'created') return String(key);

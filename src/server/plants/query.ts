@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { COUNT_CAP, POSTGRESQL_SEARCH_WALK_BUDGET, SEARCH_COUNT_CAP } from '@/shared/limits';
+import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
 import { plantScopeSql, seesEveryOwner } from './scope';
@@ -135,12 +135,21 @@ export async function inIdOrder<Row>(
   limit: number,
   query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
 ): Promise<Row[]> {
+  return (await probedInIdOrder(filters, descending, past, limit, query)) ?? query(plantsFrom(filters), idColumn(filters));
+}
+
+/** SQLite's id-order probe (inIdOrder): its rows when they hold the page, else null (the caller walks from `past`). */
+async function probedInIdOrder<Row>(
+  filters: PlannedFilters,
+  descending: boolean,
+  past: bigint | undefined,
+  limit: number,
+  query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
+): Promise<Row[] | null> {
   const search = searchOf(filters);
-  if (engine === 'sqlite' && search?.plan === 'filter' && indexable(search.folded)) {
-    const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
-    if (probed.length >= limit) return probed;
-  }
-  return query(plantsFrom(filters), idColumn(filters));
+  if (engine !== 'sqlite' || search?.plan !== 'filter' || !indexable(search.folded)) return null;
+  const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
+  return probed.length >= limit ? probed : null;
 }
 
 /** A position in an order: a row's segment, its key as the database holds it, and its id. */
@@ -217,13 +226,17 @@ export type SelectedRow = RawRow & { segment: number };
 export type Walked = { rows: SelectedRow[]; stop: SelectedRow | null };
 
 /**
- * Whether a page of these filters in this order walks the order's index and tests each name: a search of many
- * matches (the filter plan) sorted by anything but id. No index lists a substring's matches in name, tag, owner
- * or creation order, so the walk is as long as the distance between matches in that order: at 10 M plants
- * "orchid" by name passes ~550,000 names before its first match, and matches that all sort last leave every
- * row of the view to walk.
+ * Whether a page of these filters walks an index in its order and tests each name: a search of many matches (the
+ * filter plan), in any order. No index lists a substring's matches in name, tag, owner or creation order, so the
+ * walk is as long as the distance between matches in that order: at 10 M plants "orchid" by name passes ~550,000
+ * names before its first match, and matches that all sort last leave every row of the view to walk. In id order
+ * (the admin page's default, and the REST list) the walk is the primary key's, or the owner's (ownerId, id) and
+ * the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose matches lie at its far end in
+ * ids (an admin's search whose matches were added last; a member whose plants hold few of the phrase's first
+ * matches, where SQLite's probe gives up) was walked to the end: at 1 M plants 129 ms a request on SQLite,
+ * 618 ms on PostgreSQL (docs/performance.md, "Round six").
  */
-export const walksNames = (filters: PlannedFilters, sort: PlantSort): boolean => sort.key !== 'id' && searchOf(filters)?.plan === 'filter';
+export const walksNames = (filters: PlannedFilters): boolean => searchOf(filters)?.plan === 'filter';
 
 /** Up to `limit` rows from `from` on (or from the start), walking the segments in the sort's direction. */
 export async function selectFrom(
@@ -237,7 +250,8 @@ export async function selectFrom(
 
 /**
  * As selectFrom; with `walkBudget`, a walk that tests names (walksNames) reads at most that many rows of each
- * segment and says where it stopped (`stop`), so no one request reads more than that whatever the store holds.
+ * segment and says where it stopped (`stop`), so no one request reads more than that whatever the store holds
+ * (in id order, after SQLite's probe, which reads at most ID_ORDER_PROBE_MATCHES matches).
  */
 export async function selectWalked(
   actor: Actor,
@@ -250,25 +264,33 @@ export async function selectWalked(
   const order = descending ? [...segments.keys()].reverse() : [...segments.keys()];
   const start = options.from ? order.indexOf(options.from.segment) : 0;
   const base = conditions(actor, filters);
-  const capped = options.walkBudget !== undefined && walksNames(filters, sort);
+  const capped = options.walkBudget !== undefined && walksNames(filters);
   const rows: SelectedRow[] = [];
   for (const index of order.slice(start)) {
     const segment = segments[index]!;
     const where = [...base, ...(segment.only ? [segment.only] : [])];
     const from = options.from && index === options.from.segment ? options.from : undefined;
     const limit = options.limit - rows.length;
-    if (capped) {
-      const walked = await walkSegment(actor, filters, segment, { from, descending, limit, withOwner: options.withOwner, budget: options.walkBudget!, tagIndexed: sort.key === 'tag' });
-      rows.push(...walked.rows.map((row) => ({ ...row, segment: index })));
-      if (walked.stop) return { rows, stop: { ...walked.stop, segment: index } };
-      if (rows.length >= options.limit) break;
-      continue;
-    }
     const select = (source: Prisma.Sql, id: Prisma.Sql) => {
       const bounded = from ? [...where, pastCondition(segment, from, descending, id)] : where;
       const ordering = orderBy(segment, descending, id);
       return db.$queryRaw<RawRow[]>`${rowSelect(options.withOwner, segment, pageFrom(source, filters, segment, bounded, ordering, limit))} ${whereOf(bounded)} ${ordering} LIMIT ${limit}`;
     };
+    if (capped) {
+      // In id order SQLite's probe of the phrase's first matches keeps its job: when they hold the page, no walk.
+      const probed = sort.key === 'id' ? await probedInIdOrder(filters, descending, from?.id, limit, select) : null;
+      if (probed) {
+        rows.push(...probed.map((row) => ({ ...row, segment: index })));
+        break;
+      }
+      // The tag filter is held by the tag order's index, and in id order by (tag, id) and (ownerId, tag, id).
+      const tagIndexed = sort.key === 'tag' || sort.key === 'id';
+      const walked = await walkSegment(actor, filters, segment, { from, descending, limit, withOwner: options.withOwner, budget: options.walkBudget!, tagIndexed });
+      rows.push(...walked.rows.map((row) => ({ ...row, segment: index })));
+      if (walked.stop) return { rows, stop: { ...walked.stop, segment: index } };
+      if (rows.length >= options.limit) break;
+      continue;
+    }
     const found = segment.key ? await select(plantsFrom(filters), idColumn(filters)) : await inIdOrder(filters, descending, from?.id, limit, select);
     rows.push(...found.map((row) => ({ ...row, segment: index })));
     if (rows.length >= options.limit) break;
@@ -290,9 +312,7 @@ async function walkSegment(
   segment: Segment,
   options: { from: KeysetPosition | undefined; descending: boolean; limit: number; withOwner: boolean; budget: number; tagIndexed: boolean },
 ): Promise<{ rows: RawRow[]; stop: RawRow | null }> {
-  const { from, descending, limit } = options;
-  // PostgreSQL walks fewer rows a request: when the page is short it reads the walk's index entries twice (below).
-  const budget = engine === 'postgresql' ? Math.min(options.budget, POSTGRESQL_SEARCH_WALK_BUDGET) : options.budget;
+  const { from, descending, limit, budget } = options;
   const direction = descending ? DESC : ASC;
   // The budget counts the rows the walk reads, so the walk's WHERE holds only what its index holds: the access
   // rule and the owner filter (every order has an (ownerId, key, id) index; the owner order walks each owner's
@@ -319,8 +339,10 @@ async function walkSegment(
   // Read only when the page is short: its LIMIT, computed before the walk starts, is then 1, else 0 (a gate in a
   // WHERE would be tested after the walk of `budget` rows; in the LIMIT, neither engine starts it).
   const last = Prisma.sql`SELECT p.id AS id FROM "Plant" p ${join} ${whereOf(viewed)} ${ordering} LIMIT CASE WHEN (SELECT COUNT(*) FROM page) < ${limit} THEN 1 ELSE 0 END OFFSET ${budget - 1}`;
-  // plant scope: the rows of ids the walk above found in the scope.
-  const matchRows = rowSelect(options.withOwner, segment, Prisma.sql`page x JOIN "Plant" p ON p.id = x.id`);
+  // plant scope: the rows of ids the walk above found in the scope. On SQLite CROSS JOIN keeps the page's few ids
+  // as the outer loop: for the statement's ORDER BY id (id order) its planner would rather scan the whole table
+  // by the primary key and probe the page (an admin's "o" by id at 1 M: 0.3 ms → 130–400 ms).
+  const matchRows = rowSelect(options.withOwner, segment, Prisma.sql`page x ${engine === 'sqlite' ? Prisma.sql`CROSS JOIN` : Prisma.sql`JOIN`} "Plant" p ON p.id = x.id`);
   // The last row by its id as one value: joined to a subquery whose LIMIT it cannot know, PostgreSQL's planner
   // expected thousands of rows and hashed the whole table (400 ms at 1 M).
   // plant scope: as above.

@@ -19,7 +19,7 @@ import { reachedText } from './walked-page';
  */
 export function WalkStatus(props: { sortKey: PlantSortKey; stop: WalkStop | null; searching: boolean; found: number; onHalt: () => void; onResume: () => void }) {
   const { searching } = props;
-  const stop = props.sortKey === 'id' ? null : props.stop;
+  const { stop } = props;
   const found = `${props.found} ${props.found === 1 ? 'plant' : 'plants'} found so far`;
   const region = useRef<HTMLDivElement>(null);
   // Whether focus was in the line: a button removed while focused fires no blur, so this outlives it.
@@ -63,7 +63,7 @@ export function WalkStatus(props: { sortKey: PlantSortKey; stop: WalkStop | null
           <>
             {' '}
             <span className="walk-status__reached">
-              {searching ? `${found}; searched` : 'Searched'} {reachedText(props.sortKey as Exclude<PlantSortKey, 'id'>, stop)}.
+              {searching ? `${found}; searched` : 'Searched'} {reachedText(props.sortKey, stop)}.
             </span>
           </>
         ) : null}

@@ -2,7 +2,7 @@
 
 import { useEffect, useMemo, useState } from 'react';
 
-import type { PlantPage, PlantPageInput } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { sameCursor } from './url-state';
@@ -37,7 +37,7 @@ export function useWalkedPage(input: PlantPageInput, first: PlantPage | undefine
     let gone = false;
     // A request no longer wanted (Stop, another page, the view gone) is cancelled, not left to run and pile up.
     const abort = new AbortController();
-    const cursor = continuationOf(stop);
+    const cursor = continuationOf(stop, input.sort?.key ?? DEFAULT_SORT.key);
     // Going forwards the page keeps the first answer's counts, so the requests that go on count nothing.
     utils.client.plants.page.query({ ...input, cursor, ...(stop.direction === 'forwards' ? { counts: false } : {}) }, { signal: abort.signal }).then(
       (answer) => {

@@ -47,8 +47,11 @@ describe('a page joined from walks that stopped', () => {
 
   it('goes on from the place the server held, not only the row', () => {
     const at = new Date(5);
-    expect(continuationOf({ direction: 'forwards', id: 4n, key: 'aloe', reached: 'aloe' })).toEqual({ kind: 'after', id: 4n, key: 'aloe' });
-    expect(continuationOf({ direction: 'backwards', id: 4n, key: at, reached: at.toISOString() })).toEqual({ kind: 'before', id: 4n, key: at });
+    expect(continuationOf({ direction: 'forwards', id: 4n, key: 'aloe', reached: 'aloe' }, 'name')).toEqual({ kind: 'after', id: 4n, key: 'aloe' });
+    expect(continuationOf({ direction: 'backwards', id: 4n, key: at, reached: at.toISOString() }, 'created')).toEqual({ kind: 'before', id: 4n, key: at });
+    // The tag order's untagged plants keep their null key; id order sends none (its id is its place).
+    expect(continuationOf({ direction: 'forwards', id: 4n, key: null, reached: null }, 'tag')).toEqual({ kind: 'after', id: 4n, key: null });
+    expect(continuationOf({ direction: 'forwards', id: 4n, key: null, reached: '4' }, 'id')).toEqual({ kind: 'after', id: 4n });
   });
 
   it('keeps what it joined and a Stop when the same address is answered again with the same stop', () => {
@@ -81,5 +84,6 @@ describe('a page joined from walks that stopped', () => {
   it('says how far the walk got in the words of the order', () => {
     expect(reachedText('name', { direction: 'forwards', id: 1n, key: 'aloe m', reached: 'aloe m' })).toBe('names up to “aloe m”');
     expect(reachedText('tag', { direction: 'backwards', id: 7n, key: null, reached: null })).toBe('untagged plants back to id 7');
+    expect(reachedText('id', { direction: 'forwards', id: 50_000n, key: null, reached: '50000' })).toBe('ids up to 50000');
   });
 });

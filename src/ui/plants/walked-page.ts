@@ -1,20 +1,25 @@
 import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
 
 /**
- * A name search of many matches sorted by anything but id is walked a budget of rows per request (the server
- * says where each stopped: `walkStopped`, shared/plants.ts). The page asks on by itself from where the last
- * answer stopped until it is full, the order ends, or it has asked AUTO_CONTINUATIONS times (docs/admin-page.md,
- * "At scale"): then the person may search further. This joins those answers into the one page the view shows.
+ * A name search of many matches is walked a budget of rows per request, in any order, id (the default)
+ * included (the server says where each stopped: `walkStopped`, shared/plants.ts). The page asks on by itself
+ * from where the last answer stopped until it is full, the order ends, or it has asked AUTO_CONTINUATIONS
+ * times (docs/admin-page.md, "At scale"): then the person may search further. This joins those answers into
+ * the one page the view shows.
  */
-
 /** Requests the page sends by itself for one page (each walks up to 50,000 rows: a million names), before it asks the person. */
 export const AUTO_CONTINUATIONS = 20;
 
 /**
  * The request that goes on from where an answer's walk stopped: after that row going forwards, before it going
- * backwards, at the place the server held (`key`), which stays true once the row is renamed or deleted.
+ * backwards, at the place the server held (`key`), which stays true once the row is renamed or deleted. In id
+ * order the id is the place, and the cursor carries no key (the input refuses one).
  */
-export const continuationOf = (stop: WalkStop) => ({ kind: stop.direction === 'forwards' ? ('after' as const) : ('before' as const), id: stop.id, key: stop.key });
+export const continuationOf = (stop: WalkStop, sortKey: PlantSortKey) => ({
+  kind: stop.direction === 'forwards' ? ('after' as const) : ('before' as const),
+  id: stop.id,
+  ...(sortKey === 'id' ? {} : { key: stop.key }),
+});
 
 /**
  * The requests one page has sent on from its first answer: `of` the page's address, `basis` where that first
@@ -95,9 +100,10 @@ export function joinWalked(first: PlantPage, more: PlantPage[], size: number): P
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-/** How far a walk got, as a person reads the order: "names up to “aloe m…”", "plants created up to 27 Nov 2026, 05:00". */
-export function reachedText(key: Exclude<PlantSortKey, 'id'>, stop: WalkStop): string {
+/** How far a walk got, as a person reads the order: "names up to “aloe m…”", "plants created up to 27 Nov 2026, 05:00", "ids up to 50000". */
+export function reachedText(key: PlantSortKey, stop: WalkStop): string {
   const way = stop.direction === 'forwards' ? 'up to' : 'back to';
+  if (key === 'id') return `ids ${way} ${stop.id.toString()}`;
   if (stop.reached === null) return `untagged plants ${way} id ${stop.id.toString()}`;
   if (key === 'created') return `plants created ${way} ${dateTime.format(new Date(stop.reached))}`;
   const what = key === 'name' ? 'names' : key === 'tag' ? 'tags' : 'owners';
