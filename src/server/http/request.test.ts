@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { PLACEHOLDER_ORIGIN, plainTarget, type RequestUrl } from './request';
+import { seededRandom } from '@test-support/seeded-random';
 
 /**
  * `plainTarget` reads a request target without the URL parser; every target it answers must give what the
@@ -71,19 +72,8 @@ const PLAIN_PIECES = [
   "'",
 ];
 
-/** A small seeded generator (mulberry32), so a failure names a target that comes again. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return (below: number) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) % below;
-  };
-}
-
 function generatedTargets(count: number): string[] {
-  const next = random(21);
+  const next = seededRandom(21);
   const targets = new Set<string>(['/', '/?', '/api/plants?', '/api/plants?limit=20', '/api/plants/', '/api/plants//1', "/a'b?c'd", '/.a/..b/...?x=.']);
   while (targets.size < count) {
     // Half from every piece (mostly left to the parser), half from near misses (mostly read here).
@@ -102,12 +92,17 @@ describe('plainTarget, the request target read without the URL parser', () => {
   it('gives the URL parser’s pathname, search and query parameters for every target it reads, and reads the common ones', () => {
     const targets = generatedTargets(200_000);
     let read = 0;
+    // Compared as text and reported together: an expect() per target made this test take seconds more than
+    // the comparison itself, and time out on a busy machine (5 s at load 14).
+    const differences: { target: string; plain: string; parsed: string }[] = [];
     for (const target of targets) {
       const plain = plainTarget(target);
       if (!plain) continue;
       read++;
-      expect(parts(plain), JSON.stringify(target)).toEqual(parts(new URL(PLACEHOLDER_ORIGIN + target)));
+      const [mine, parsed] = [JSON.stringify(parts(plain)), JSON.stringify(parts(new URL(PLACEHOLDER_ORIGIN + target)))];
+      if (mine !== parsed && differences.push({ target, plain: mine, parsed }) >= 10) break;
     }
+    expect(differences).toEqual([]);
     // Not a test that passes by declining everything: a good share of the generated targets take the fast path.
     expect(read).toBeGreaterThan(targets.length / 5);
     for (const common of ['/', '/api/plants', '/api/plants?limit=20', '/api/plants?limit=20&cursor=eyJpZCI6MX0&q=%C3%A9', '/api/plants/12', '/api/trpc/plants.list,plants.page?batch=1&input=%7B%7D']) {

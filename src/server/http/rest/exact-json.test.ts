@@ -2,6 +2,7 @@ import { LosslessNumber, stringify as losslessStringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 
 import { parseExactJson, stringifyExactJson } from './exact-json';
+import { seededRandom } from '@test-support/seeded-random';
 
 describe('exact JSON', () => {
   it('keeps int64 integers exact both ways', () => {
@@ -38,17 +39,6 @@ describe('duplicate keys', () => {
     expect(() => parseExactJson('{"a": ["a", {"a": 1}], "b": 2}')).not.toThrow();
   });
 });
-
-/** A small seeded generator (mulberry32), so a failure names a value that comes again. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return (below: number) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) % below;
-  };
-}
 
 /** Every class of character JSON escapes or a writer could get wrong. */
 const STRING_PIECES = [
@@ -105,7 +95,7 @@ function generatedAnswer(next: (below: number) => number): unknown {
 
 describe('stringifyExactJson, JSON.stringify with safe ids as doubles', () => {
   it('writes what lossless-json writes, byte for byte, on 100,000 generated values and answers', () => {
-    const next = random(21);
+    const next = seededRandom(21);
     for (let count = 0; count < 100_000; count++) {
       const value = count % 2 === 0 ? generatedValue(next, 0) : generatedAnswer(next);
       const expected = losslessStringify(value);
