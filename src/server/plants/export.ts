@@ -65,6 +65,9 @@ export async function* plantsCsv(
       await new Promise((resolve) => setTimeout(resolve, Math.max(10, refused!.retryAfterMs)));
       if (signal?.aborted) throw signal.reason;
     }
+    // Batches a stopped walk left empty write nothing, so the door's check between chunks would not see a client
+    // that went away: each batch looks first.
+    if (signal?.aborted) throw signal.reason;
     // A search of many matches walks at most the engine's walk budget of rows a batch (query.ts, walksNames): a
     // batch whose walk stops writes what it found (maybe nothing) and the next goes on from the row it stopped at
     // (no row between matched), so no one statement walks the caller's whole view; the rows written are the same.
