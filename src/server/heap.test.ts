@@ -4,6 +4,8 @@ import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
+import { semiSpaceGrowthFactor } from './heap';
+
 const heapModule = fileURLToPath(new URL('./heap.ts', import.meta.url));
 
 /**
@@ -42,5 +44,24 @@ describe('keepHeapSmall', () => {
 
   it('leaves the young generation to a --max-semi-space-size given on the command line', async () => {
     expect(await youngGenerationMb(['--max-semi-space-size=16'])).toBe(32);
+  });
+});
+
+describe('semiSpaceGrowthFactor', () => {
+  // A semi-space of each size, as V8 may leave it after it shrinks the young generation, and the 12 MB cap.
+  it.each([
+    [1, 12],
+    [4.25, 2],
+    [6.25, 1],
+    [7.5, 1],
+    [8, 1],
+    [12, 1],
+  ])('grows a %s MB semi-space by %s: never past the cap, never below 1', (semiSpaceMb, factor) => {
+    expect(semiSpaceGrowthFactor(12, semiSpaceMb)).toBe(factor);
+    expect(semiSpaceMb * factor).toBeLessThanOrEqual(12);
+  });
+
+  it('leaves a semi-space already past the cap where it is (1: no growth)', () => {
+    expect(semiSpaceGrowthFactor(12, 16)).toBe(1);
   });
 });

@@ -13,8 +13,10 @@
  * - **The young generation stops at 12 MB semi-spaces** (V8's default stops at 16). `--max-semi-space-size`
  *   is read only when the heap is set up, before any of our code runs, so setting it here does nothing. The
  *   growth factor is read each time the young generation grows, so it is steered instead: the factor that
- *   takes it from its present size to the cap in one step, then 1 (no growth). Checked after every
- *   collection, so the cap is also restored after V8 shrinks the young generation when the server goes idle.
+ *   takes it from its present size as near the cap as one step goes without passing it (rounded down:
+ *   semiSpaceGrowthFactor), then 1 (no growth). Checked after every collection, so it grows back after V8
+ *   shrinks the young generation when the server goes idle (to the cap, or below it when the shrunk size does
+ *   not divide it: never above).
  *   4 MB saved ~10 MB more than 8 but cost 16–20 % more CPU per request (more scavenges, more objects
  *   promoted); 12 MB takes ~12 µs per list off the collector against 8 MB (a quarter of its time) for ~10 MB,
  *   still under the memory goal; 16 MB went over it.
@@ -37,6 +39,15 @@ export function keepHeapSmall(): void {
   if (!given.has('max-semi-space-size') && !given.has('semi-space-growth-factor') && !given.has('max-heap-size')) steerYoungGeneration(SEMI_SPACE_MB);
 }
 
+/**
+ * The growth factor that takes a semi-space of `semiSpaceMb` as near the cap as one step goes without passing it:
+ * rounded down, at least 1 (no growth). After V8 shrinks the young generation its size need not divide the cap,
+ * and rounding to the nearest would pass it (6.25–8 MB rounded to 2: 12.5–16 MB, and 16 MB went over the memory goal).
+ */
+export function semiSpaceGrowthFactor(capMb: number, semiSpaceMb: number): number {
+  return Math.max(1, Math.floor(capMb / semiSpaceMb));
+}
+
 function steerYoungGeneration(capMb: number): void {
   let factor = 0;
   const steer = () => {
@@ -44,7 +55,7 @@ function steerYoungGeneration(capMb: number): void {
     if (!newSpace) return;
     // What one semi-space holds: used plus available (space_size counts both semi-spaces once committed).
     const semiSpaceMb = (newSpace.space_used_size + newSpace.space_available_size) / 1024 / 1024;
-    const next = Math.max(1, Math.round(capMb / semiSpaceMb));
+    const next = semiSpaceGrowthFactor(capMb, semiSpaceMb);
     if (next === factor) return;
     factor = next;
     v8.setFlagsFromString(`--semi-space-growth-factor=${next}`);

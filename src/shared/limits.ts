@@ -97,9 +97,10 @@ export const COUNT_CAP = 10_000;
 export const SEARCH_COUNT_CAP = 1_000;
 
 /**
- * A name search of many matches (the admin page's, in any order, and the REST list's, by id) walks that order's
- * index and tests each name until its page is full: no index lists a substring's matches in name (tag, owner,
- * creation) order, and matches added last lie at the far end of id order.
+ * A name search of many matches (the admin page's, in any order; a bulk change's and an export's batches) walks
+ * that order's index and tests each name until its page is full: no index lists a substring's matches in name
+ * (tag, owner, creation) order, and matches added last lie at the far end of id order. Not the REST list's,
+ * whose pages stay full (plants/service.ts, listPlants).
  * Each walk reads at most this many rows of one segment of the order on SQLite (on PostgreSQL, below); a request runs up to 4 such walks (a read
  * of the page and a second read, whether more follows or the nearest page, each over up to 2 segments: the tag
  * sort's). A walk that stops there ends its request's read, which answers with what it found and where it

@@ -339,7 +339,8 @@ const idList = z
  * Which plants a bulk change is about: a list of ids (what was ticked), or every plant that matched the
  * filters when "select all" was chosen (`asOf`, the page's answer time: plants added since are left out),
  * except the ones unticked since. The second is worked through in calls of at most BULK_MAX plants, by id
- * (`after`), so no call costs more than a list of ids does.
+ * (`after`), so no call costs more than a list of ids does (a search of many matches walks at most the walk
+ * budget of rows a call, and answers `nextAfter` where it stopped: plants/bulk.ts).
  */
 export const bulkSelection = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('ids'), ids: idList }),

@@ -2,11 +2,11 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
-import { db } from '@/server/db/client';
-import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
-import { BULK_MAX, type BulkSelection, PLANT_FIELD_NAMES } from '@/shared/plants';
+import { db, engine } from '@/server/db/client';
+import { BULK_ROWS_PER_UNIT, searchWalkBudget } from '@/shared/limits';
+import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
-import { conditions, idColumn, plantsFrom, ready, whereOf } from './query';
+import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
 import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
 import { plantsCommitted } from './events';
 
@@ -29,10 +29,17 @@ export type BulkOutcome = {
 
 const asIds = (rows: { id: bigint | number | string }[]) => rows.map((row) => BigInt(row.id));
 
-/** The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. */
+/**
+ * The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. A search of
+ * many matches (query.ts, walksNames) walks the view by id testing names, at most the engine's walk budget of
+ * rows a call (searchWalkBudget), as the admin page's does: a call whose walk stops works on what it found and
+ * answers `nextAfter` at the row where it stopped (no row between matched), so the next call goes on from there
+ * and a sparse far-end search costs each call a bounded walk, not a walk of the caller's whole view.
+ */
 async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: bigint[]; nextAfter: bigint | null }> {
   if (selection.kind === 'ids') return { ids: [...new Set(selection.ids)], nextAfter: null };
   const filters = await ready(selection.filters);
+  if (walksNames(filters)) return walkedIdsOf(actor, filters, selection);
   const where = [...conditions(actor, filters), Prisma.sql`p."createdAt" <= ${selection.asOf}`];
   const id = idColumn(filters);
   if (selection.after !== undefined) where.push(Prisma.sql`${id} > ${selection.after}`);
@@ -40,6 +47,24 @@ async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: big
   const rows = await db.$queryRaw<{ id: bigint }[]>`SELECT p.id FROM ${plantsFrom(filters)} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${BULK_MAX + 1}`;
   const ids = asIds(rows.slice(0, BULK_MAX));
   return { ids, nextAfter: rows.length > BULK_MAX ? ids[ids.length - 1]! : null };
+}
+
+/**
+ * idsOf for a walk that tests names. The walk's WHERE holds only what its index holds (query.ts, walkSegment), so
+ * the creation time and the unticked plants are tested after it, on the matches it found (by their ids, in the
+ * same SQL as above): a call may then work on fewer than BULK_MAX plants while more follow, and `nextAfter` is
+ * the last row it considered.
+ */
+async function walkedIdsOf(actor: Actor, filters: PlannedFilters, selection: Extract<BulkSelection, { kind: 'matching' }>): Promise<{ ids: bigint[]; nextAfter: bigint | null }> {
+  const from = selection.after === undefined ? undefined : { segment: 0, key: null, id: selection.after };
+  const found = await selectWalked(actor, filters, DEFAULT_SORT, { from, limit: BULK_MAX + 1, withOwner: false, walkBudget: searchWalkBudget(engine) });
+  const considered = asIds(found.rows.slice(0, BULK_MAX));
+  const nextAfter = found.stop ? BigInt(found.stop.id) : found.rows.length > BULK_MAX ? considered[considered.length - 1]! : null;
+  if (considered.length === 0) return { ids: [], nextAfter };
+  const where = [...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(considered)})`, Prisma.sql`p."createdAt" <= ${selection.asOf}`];
+  if (selection.except?.length) where.push(Prisma.sql`p.id NOT IN (${Prisma.join(selection.except)})`);
+  const kept = await db.$queryRaw<{ id: bigint }[]>`SELECT p.id FROM "Plant" p ${whereOf(where)} ORDER BY p.id ASC`;
+  return { ids: asIds(kept), nextAfter };
 }
 
 /** The units a bulk call of `rows` plants costs beyond the one its door charged. */

@@ -1,12 +1,13 @@
 import 'server-only';
 
 import type { Actor } from '@/server/auth/permissions';
+import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
-import { ROWS_PER_UNIT } from '@/shared/limits';
+import { ROWS_PER_UNIT, searchWalkBudget } from '@/shared/limits';
 import { DEFAULT_SORT, PLANT_FIELD_NAMES, type PlantFilters, type PlantSort } from '@/shared/plants';
 
-import { type KeysetPosition, positionOfRow, ready, selectFrom } from './query';
+import { type KeysetPosition, positionOfRow, ready, selectWalked } from './query';
 import { seesEveryOwner } from './scope';
 
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
@@ -64,15 +65,25 @@ export async function* plantsCsv(
       await new Promise((resolve) => setTimeout(resolve, Math.max(10, refused!.retryAfterMs)));
       if (signal?.aborted) throw signal.reason;
     }
-    const rows = await selectFrom(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner });
-    if (rows.length === 0) return;
+    // Batches a stopped walk left empty write nothing, so the door's check between chunks would not see a client
+    // that went away: each batch looks first.
+    if (signal?.aborted) throw signal.reason;
+    // A search of many matches walks at most the engine's walk budget of rows a batch (query.ts, walksNames): a
+    // batch whose walk stops writes what it found (maybe nothing) and the next goes on from the row it stopped at
+    // (no row between matched), so no one statement walks the caller's whole view; the rows written are the same.
+    const { rows, stop } = await selectWalked(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner, walkBudget: searchWalkBudget(engine) });
+    if (rows.length === 0 && stop === null) return;
     let chunk = '';
     for (const row of rows) {
       const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, ...PLANT_FIELD_NAMES.map((field) => row[field] ?? '')];
       if (withOwner) fields.push(row.owner ?? '', { raw: new Date(row.createdAt!).toISOString() });
       chunk += csvRecord(fields);
     }
-    yield chunk;
+    if (chunk !== '') yield chunk;
+    if (stop) {
+      from = positionOfRow(sort, stop);
+      continue;
+    }
     if (rows.length < EXPORT_BATCH) return;
     from = positionOfRow(sort, rows[rows.length - 1]!);
   }

@@ -230,11 +230,12 @@ export type Walked = { rows: SelectedRow[]; stop: SelectedRow | null };
  * filter plan), in any order. No index lists a substring's matches in name, tag, owner or creation order, so the
  * walk is as long as the distance between matches in that order: at 10 M plants "orchid" by name passes ~550,000
  * names before its first match, and matches that all sort last leave every row of the view to walk. In id order
- * (the admin page's default, and the REST list) the walk is the primary key's, or the owner's (ownerId, id) and
- * the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose matches lie at its far end in
- * ids (an admin's search whose matches were added last; a member whose plants hold few of the phrase's first
- * matches, where SQLite's probe gives up) was walked to the end: at 1 M plants 129 ms a request on SQLite,
- * 618 ms on PostgreSQL (docs/performance.md, "Round six").
+ * (the admin page's default; the bulk changes' and, by default, the export's) the walk is the primary key's, or
+ * the owner's (ownerId, id) and the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose
+ * matches lie at its far end in ids (an admin's search whose matches were added last; a member whose plants hold
+ * few of the phrase's first matches, where SQLite's probe gives up) was walked to the end: at 1 M plants 129 ms a
+ * request on SQLite, 618 ms on PostgreSQL (docs/performance.md, "Round six"). The REST list walks so still: its
+ * pages are full, so that a page depends only on what its ETag does (service.ts, listPlants).
  */
 export const walksNames = (filters: PlannedFilters): boolean => searchOf(filters)?.plan === 'filter';
 
@@ -250,8 +251,9 @@ export async function selectFrom(
 
 /**
  * As selectFrom; with `walkBudget`, a walk that tests names (walksNames) reads at most that many rows of each
- * segment and says where it stopped (`stop`), so no one request reads more than that whatever the store holds
- * (in id order, after SQLite's probe, which reads at most ID_ORDER_PROBE_MATCHES matches).
+ * segment and says where it stopped (`stop`), so no one statement of its callers (the admin page, the bulk
+ * changes, the export: not the REST list) reads more than that whatever the store holds (in id order, after
+ * SQLite's probe, which reads at most ID_ORDER_PROBE_MATCHES matches).
  */
 export async function selectWalked(
   actor: Actor,

@@ -23,7 +23,7 @@ import {
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, SEARCH_COST, SEARCH_WALK_BUDGET, TABLE_PAGE_COST } from '@/shared/limits';
+import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkRetag } from './bulk';
@@ -41,8 +41,6 @@ const tags = ['plants'];
 const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
 /** A name search scans the caller's plants where every other read walks an index (docs/api.md, "Rate limits"). */
 const searchCost = (q: string | undefined) => (q === undefined ? 0 : SEARCH_COST);
-/** What one list of a search of many matches reads at most (service.ts, listPlants), as the descriptions say it: "50,000". */
-const WALK_BUDGET_TEXT = SEARCH_WALK_BUDGET.toLocaleString('en-US');
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
@@ -89,7 +87,7 @@ export const plantsRouter = createTRPCRouter({
         operationId: 'listPlants',
         summary: 'List the plants you have access to, by id ascending',
         description:
-          `One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with \`after\` = the last id of a page, or follow the \`Link\` header until it is absent. A name search that many plants match reads at most ${WALK_BUDGET_TEXT} plants a page: its page may hold fewer than \`limit\` plants, even none, while the \`Link\` goes on from where it stopped.`,
+          'One page of the plants the caller has access to (a member: their own; an admin: all), by id ascending, optionally filtered by tag, name text or (admins) owner. Page with `after` = the last id of a page, or follow the `Link` header until it is absent.',
         successDescription: 'At most `limit` plants; the `Link` header points at the next page when there is one',
         requestHeaders: z.object({
           'If-None-Match': z.string().max(IF_NONE_MATCH_MAX_LENGTH).regex(/^[\t\x20-\x7E]*$/).optional().meta({
@@ -98,7 +96,7 @@ export const plantsRouter = createTRPCRouter({
           }),
         }),
         responseHeaders: z.object({
-          Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow, or may follow after a search that stopped (RFC 8288)'),
+          Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
           ETag: z.string().max(29).regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
         }),
         errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
@@ -106,7 +104,7 @@ export const plantsRouter = createTRPCRouter({
       conditional: plantListVersion,
       mcp: {
         description:
-          `List the plants you have access to, by id ascending, at most limit (1 to ${PAGE_LIMIT_MAX}, default ${PAGE_LIMIT_DEFAULT}) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page. A name search that many plants match reads at most ${WALK_BUDGET_TEXT} plants a call, so a page may hold fewer than limit plants, even none, while next is there: follow next until it is absent.`,
+          `List the plants you have access to, by id ascending, at most limit (1 to ${PAGE_LIMIT_MAX}, default ${PAGE_LIMIT_DEFAULT}) at a time. Filters, alone or together: tag (exactly this tag), q (the name contains this text, in any case), owner (admins only: a user name). When more plants follow, the result has next: call plants_list again with exactly those arguments for the following page.`,
       },
     })
     .input(listPlantsInput)

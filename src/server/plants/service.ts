@@ -2,11 +2,9 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
-import { db, engine } from '@/server/db/client';
+import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { searchWalkBudget } from '@/shared/limits';
 import {
-  DEFAULT_SORT,
   EMPTY_PATCH_MESSAGE,
   foldForSearch,
   INT64_MAX,
@@ -19,7 +17,7 @@ import {
   toPlant,
 } from '@/shared/plants';
 
-import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, selectWalked, toRow, walksNames, whereOf } from './query';
+import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScopeSql, plantScopeWhere } from './scope';
 
@@ -61,21 +59,13 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
 export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
 
 /**
- * The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. A search of
- * many matches walks the view by id testing names, at most SEARCH_WALK_BUDGET rows a request as the admin page's
- * (query.ts, walksNames): a walk that stops before its page is full answers what it found (maybe nothing) with
- * the next page after the row where it stopped, so a page may be shorter than `limit` and still have a next one
- * (docs/api.md, "Paging and limits").
+ * The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. Its pages are
+ * full, whatever the path that serves them (SQLite's id-order probe, the index or the filter plan: chosen by
+ * store-wide data): a page depends only on the caller's plants, as its ETag does (CONTRACT 1.2.0), so a search's
+ * walk is not capped here as the admin page's is (docs/performance.md, "Round six: the id-order walk capped").
  */
 export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
   const planned = await ready(filters);
-  if (walksNames(planned)) {
-    const from = after === undefined ? undefined : { segment: 0, key: null, id: after };
-    const found = await selectWalked(actor, planned, DEFAULT_SORT, { from, limit: limit + 1, withOwner: false, walkBudget: searchWalkBudget(engine) });
-    const plants = found.rows.slice(0, limit).map((row) => toRow(row, false));
-    // No row between the last one found and where the walk stopped matched: the next page starts there.
-    return { plants, nextAfter: found.stop ? BigInt(found.stop.id) : found.rows.length > limit ? plants[plants.length - 1]!.id : null };
-  }
   const rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => {
     const where = [...conditions(actor, planned), ...(after === undefined ? [] : [Prisma.sql`${id} > ${after}`])];
     return db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} FROM ${from} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;

@@ -93,7 +93,7 @@ function generatedAnswer(next: (below: number) => number): unknown {
   }
 }
 
-describe('stringifyExactJson, JSON.stringify with safe ids as doubles', () => {
+describe('stringifyExactJson, a hand-written writer of what lossless-json writes', () => {
   it('writes what lossless-json writes, byte for byte, on 100,000 generated values and answers', () => {
     const next = seededRandom(21);
     for (let count = 0; count < 100_000; count++) {
