@@ -7,6 +7,7 @@ import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
  * times (docs/admin-page.md, "At scale"): then the person may search further. This joins those answers into
  * the one page the view shows.
  */
+
 /**
  * Requests the page sends by itself for one page (each walks up to 50,000 rows on SQLite, 30,000 on PostgreSQL:
  * a million names, or 600,000), before it asks the person.
