@@ -19,7 +19,7 @@ const BURST = 60;
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: `${BURST}/0.01` } });
 
 /** One fresh token per use, made at once (each is a run of the token command). */
-const USES = ['bulk', 'batch', 'search-rest', 'long-rest', 'page', 'page-search', 'long-trpc', 'long-mcp', 'plain', 'body-rest', 'body-trpc'] as const;
+const USES = ['bulk', 'bulk-search', 'batch', 'search-rest', 'long-rest', 'page', 'page-search', 'long-trpc', 'long-mcp', 'plain', 'body-rest', 'body-trpc'] as const;
 const tokens = {} as Record<(typeof USES)[number], string>;
 beforeAll(async () => {
   const issued = await Promise.all(USES.map((use) => server.createToken(`cost-${use}`)));
@@ -45,6 +45,16 @@ describe('a bulk delete', () => {
     // The refused charge took only the door's unit: what is left is still there, to the unit.
     expect((await trpcBatch(server.baseUrl, token, ['plants.deleteMany'], [bulkDelete(902_000, plantsFor(BURST - 40 - 1))])).status).toBe(200);
     expectError(await server.client(token).get('/api/plants?limit=1'), 'tooManyRequests');
+  });
+
+  it(`costs ${SEARCH_COST} more when it selects by a name search, found or not: each call walks names`, async () => {
+    // Every plant matching a name nothing has: the call finds none, and still read names to learn it.
+    const matching = { json: { selection: { kind: 'matching', filters: { q: 'no plant is named this' }, asOf: new Date().toISOString() } }, meta: { values: { 'selection.asOf': ['Date'] } } };
+    const call = () => trpcBatch(server.baseUrl, tokens['bulk-search'], ['plants.deleteMany'], [matching]);
+    const passed: number[] = [];
+    for (let index = 0; index < Math.floor(BURST / (1 + SEARCH_COST)); index++) passed.push((await call()).status);
+    expect(passed.every((status) => status === 200), passed.join(' ')).toBe(true);
+    await expectTrpcError(await call(), 'tooManyRequests', 'too many requests for this token');
   });
 
   it('charges each call of a batch: two bulk deletes in one batch get one result and one 429', async () => {

@@ -3,7 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
-import { BULK_ROWS_PER_UNIT, searchWalkBudget } from '@/shared/limits';
+import { BULK_ROWS_PER_UNIT, SEARCH_COST, searchWalkBudget } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
@@ -67,8 +67,13 @@ async function walkedIdsOf(actor: Actor, filters: PlannedFilters, selection: Ext
   return { ids: asIds(kept), nextAfter };
 }
 
-/** The units a bulk call of `rows` plants costs beyond the one its door charged. */
-const unitsFor = (rows: number) => Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1;
+/**
+ * The units a bulk call of `rows` plants costs beyond the one its door charged, and SEARCH_COST more when it
+ * selects by a name search, as a list or a table page with `q` is charged: each call reads names (a walk of up
+ * to the walk budget), found or not, so a call that finds nothing must not be the cheap way to make the server walk.
+ */
+const unitsFor = (selection: BulkSelection, rows: number) =>
+  Math.max(0, Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1) + (selection.kind === 'matching' && selection.filters.q !== undefined ? SEARCH_COST : 0);
 
 /** The access rule of a write by id (the same one every list applies). */
 const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);
@@ -81,7 +86,7 @@ const keptAgain = Prisma.raw(KEPT.map((column) => `"${column}" = excluded."${col
 
 export async function bulkDelete(actor: Actor, charge: (units: number) => void, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(unitsFor(ids.length));
+  charge(unitsFor(selection, ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const now = BigInt(Date.now());
   const deleted = await db.$transaction(async (tx) => {
@@ -104,7 +109,7 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
 
 export async function bulkRetag(actor: Actor, charge: (units: number) => void, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(unitsFor(ids.length));
+  charge(unitsFor(selection, ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));
