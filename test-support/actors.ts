@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { expect } from 'vitest';
 
 import { appRouter } from '@/server/app-router';
+import type { Actor } from '@/server/auth/permissions';
 import { resolveBearer } from '@/server/tokens/bearer';
 import { problemFromError } from '@/server/problems';
 import { issueToken } from '@/server/tokens/service';
@@ -19,6 +20,13 @@ export async function callerFor(authorization: string | null) {
 export async function signIn(userName: string, role: 'admin' | 'member' = 'member') {
   const { token } = await issueToken({ userName, role });
   return { token, ...(await callerFor(`Bearer ${token}`)) };
+}
+
+/** The actor a signIn() acts as, for code under test that takes one (a query, a service) rather than a caller. */
+export function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
+  const { auth } = signedIn.context;
+  if (auth.status !== 'signedIn') throw new Error('not signed in');
+  return auth.actor;
 }
 
 /**

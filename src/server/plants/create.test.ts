@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { foldForSearch } from '@/shared/plants';
-import { failureOf, signIn } from '@test-support/actors';
+import { actorOf, failureOf, signIn } from '@test-support/actors';
 
 /**
  * A create is one INSERT written as SQL (service.ts, `createPlant`), no longer Prisma's `plant.create`: these
@@ -21,9 +21,8 @@ async function traces(id: bigint, ownerId: number) {
 
 /** A signed-in user's caller and user id. */
 async function member(name: string) {
-  const { caller, context } = await signIn(name);
-  if (context.auth.status !== 'signedIn') throw new Error('signIn gave no signed-in context');
-  return { caller, userId: context.auth.actor.userId };
+  const signedIn = await signIn(name);
+  return { caller: signedIn.caller, userId: actorOf(signedIn).userId };
 }
 
 describe('a create', () => {

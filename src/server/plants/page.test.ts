@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { databaseStatementDuration } from '@/server/observability/metrics';
-import { signIn } from '@test-support/actors';
+import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 
 import { COUNT_WALK_BUDGET } from './query';
@@ -15,13 +15,12 @@ import { INDEXED_MATCHES_MAX } from './search';
 describe("the admin table's inexact total", () => {
   it('is never below the rows the page shows, and one more when another page follows', async () => {
     const member = await signIn('page-inexact-total');
-    const { auth } = member.context;
-    if (auth.status !== 'signedIn') throw new Error('not signed in');
+    const { userId } = actorOf(member);
     const matches = INDEXED_MATCHES_MAX + 1;
     // The matches come first by id and last by name; the walk's budget of rows that sort before them by
     // name holds none.
-    await insertPlantRows(auth.actor.userId, Array.from({ length: matches }, (_, i) => ({ id: BigInt(1 + i), name: `zvy ${i}` })));
-    await insertPlantRows(auth.actor.userId, Array.from({ length: COUNT_WALK_BUDGET }, (_, i) => ({ id: BigInt(1_000_000 + i), name: `aloe ${i}` })));
+    await insertPlantRows(userId, Array.from({ length: matches }, (_, i) => ({ id: BigInt(1 + i), name: `zvy ${i}` })));
+    await insertPlantRows(userId, Array.from({ length: COUNT_WALK_BUDGET }, (_, i) => ({ id: BigInt(1_000_000 + i), name: `aloe ${i}` })));
 
     const page = await member.caller.plants.page({ size: 25, q: 'vy' });
     expect(page.rows.map((row) => row.name)).toEqual(Array.from({ length: 25 }, (_, i) => `zvy ${i}`));
@@ -44,11 +43,10 @@ async function statementsRun(): Promise<number> {
 describe("the admin table's first page", () => {
   it('with room to spare is its own count: it does not count its matches again', async () => {
     const member = await signIn('page-short-first');
-    const { auth } = member.context;
-    if (auth.status !== 'signedIn') throw new Error('not signed in');
+    const { userId } = actorOf(member);
     const quinces = Array.from({ length: 12 }, (_, i) => `quince ${String(i).padStart(2, '0')}`);
-    await insertPlantRows(auth.actor.userId, quinces.map((name, i) => ({ id: BigInt(2_000_000 + i), name })));
-    await insertPlantRows(auth.actor.userId, [{ id: 2_000_100n, name: 'rose' }]);
+    await insertPlantRows(userId, quinces.map((name, i) => ({ id: BigInt(2_000_000 + i), name })));
+    await insertPlantRows(userId, [{ id: 2_000_100n, name: 'rose' }]);
 
     // Once per process the first search folds old names first (query.ts, ensureNamesFolded): not this page's statements.
     await member.caller.plants.page({ size: 10, q: 'rose' });

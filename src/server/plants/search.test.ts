@@ -10,7 +10,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
-import { signIn } from '@test-support/actors';
+import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
@@ -27,11 +27,6 @@ import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, LONG
  * is chosen by how many match; counts stop at the cap.
  */
 
-function actorOf(signedIn: Awaited<ReturnType<typeof signIn>>): Actor {
-  const { auth } = signedIn.context;
-  if (auth.status !== 'signedIn') throw new Error('not signed in');
-  return auth.actor;
-}
 
 async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Promise<bigint[]> {
   await ready({ q });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { databaseFilePath } from '@/server/db/migrate-sqlite';
-import { signIn } from '@test-support/actors';
+import { actorOf as actorSignedIn, signIn } from '@test-support/actors';
 
 import { plantScope } from './scope';
 import { keepPlantListVersions, plantListVersion, readPlantListVersion } from './versions';
@@ -19,9 +19,7 @@ import { watchSqliteVersions } from './version-watch';
 const databaseUrl = process.env.DATABASE_URL!;
 
 async function actorOf(name: string, role: 'admin' | 'member' = 'member'): Promise<Actor> {
-  const { auth } = (await signIn(name, role)).context;
-  if (auth.status !== 'signedIn') throw new Error('not signed in');
-  return auth.actor;
+  return actorSignedIn(await signIn(name, role));
 }
 
 /** The version as a request gets it: at once when kept, else by running the read. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { db } from '@/server/db/client';
-import { signIn } from '@test-support/actors';
+import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 import { SEARCH_WALK_BUDGET } from '@/shared/limits';
 
@@ -18,12 +18,11 @@ const byName = { key: 'name', dir: 'asc' } as const;
 describe('a walk that goes on after the row it stopped at was renamed', () => {
   it('neither repeats the matches before it nor skips those after it', async () => {
     const member = await signIn('walk-continuation-rename');
-    const { auth } = member.context;
-    if (auth.status !== 'signedIn') throw new Error('not signed in');
+    const { userId } = actorOf(member);
     const fillers = SEARCH_WALK_BUDGET + 500;
     const early = Array.from({ length: 5 }, (_, k) => ({ id: 900_000n + BigInt(k), name: `${filler(10 + k)} needle` }));
     const late = Array.from({ length: 5 }, (_, k) => ({ id: 910_000n + BigInt(k), name: `${filler(fillers - 100 + k)} needle` }));
-    await insertPlantRows(auth.actor.userId, [
+    await insertPlantRows(userId, [
       ...Array.from({ length: fillers }, (_, index) => ({ id: BigInt(index + 1), name: filler(index + 1) })),
       ...early,
       ...late,
