@@ -70,6 +70,8 @@ export const ROWS_PER_UNIT = 100;
 export const TABLE_PAGE_COST = 5;
 /** More for a name search (`q`): it reads the folded name of every plant the caller may see, where other reads walk an index. */
 export const SEARCH_COST = 10;
+/** What a call with this name search costs beyond its rows: every call that reads by `q` (a list, a table page, a bulk change selecting by it). */
+export const searchCost = (q: string | undefined): number => (q === undefined ? 0 : SEARCH_COST);
 
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;

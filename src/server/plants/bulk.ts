@@ -3,7 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
-import { BULK_ROWS_PER_UNIT, SEARCH_COST, searchWalkBudget } from '@/shared/limits';
+import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
@@ -73,7 +73,7 @@ async function walkedIdsOf(actor: Actor, filters: PlannedFilters, selection: Ext
  * to the walk budget), found or not, so a call that finds nothing must not be the cheap way to make the server walk.
  */
 const unitsFor = (selection: BulkSelection, rows: number) =>
-  Math.max(0, Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1) + (selection.kind === 'matching' && selection.filters.q !== undefined ? SEARCH_COST : 0);
+  Math.max(0, Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1) + (selection.kind === 'matching' ? searchCost(selection.filters.q) : 0);
 
 /** The access rule of a write by id (the same one every list applies). */
 const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);

@@ -23,7 +23,7 @@ import {
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkRetag } from './bulk';
@@ -39,8 +39,6 @@ const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
 const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
-/** A name search scans the caller's plants where every other read walks an index (docs/api.md, "Rate limits"). */
-const searchCost = (q: string | undefined) => (q === undefined ? 0 : SEARCH_COST);
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
