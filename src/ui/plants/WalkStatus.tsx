@@ -18,9 +18,9 @@ import { reachedText } from './walked-page';
  * goes, focus moves to the other, or with the line gone, to the pager after it, never to the page's body.
  */
 export function WalkStatus(props: { sortKey: PlantSortKey; stop: WalkStop | null; searching: boolean; found: number; onHalt: () => void; onResume: () => void }) {
-  const { searching } = props;
-  const { stop } = props;
-  const found = `${props.found} ${props.found === 1 ? 'plant' : 'plants'} found so far`;
+  const { stop, searching } = props;
+  const plants = `${props.found} ${props.found === 1 ? 'plant' : 'plants'}`;
+  const found = `${plants} found so far`;
   const region = useRef<HTMLDivElement>(null);
   // Whether focus was in the line: a button removed while focused fires no blur, so this outlives it.
   const focusInside = useRef(false);
@@ -30,7 +30,7 @@ export function WalkStatus(props: { sortKey: PlantSortKey; stop: WalkStop | null
   const [ended, setEnded] = useState('');
   if (active !== (stop !== null)) {
     setActive(stop !== null);
-    setEnded(stop ? '' : `Search done: ${props.found} ${props.found === 1 ? 'plant' : 'plants'} found.`);
+    setEnded(stop ? '' : `Search done: ${plants} found.`);
   }
   const sentence = stop ? (searching ? 'Searching further…' : `Search stopped: ${found}, more may match.`) : ended;
   useEffect(() => {
