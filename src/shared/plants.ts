@@ -190,6 +190,9 @@ export const listPlantsInput = z.object({
 /** The admin page's sizes of a page. */
 export const PAGE_SIZES = [10, 25, 50, 100] as const;
 
+/** The rows of the last page of `total` (known exactly): what is left over after whole pages, or a whole page. */
+export const lastPageRows = (total: number, size: number): number => total % size || size;
+
 /**
  * What the admin page's table sorts by, both ways; ties (and `id` itself) go by id, so every order is total
  * and pages by key: (sort key, id). Names sort by their folded form (any case together); plants without a

@@ -3,7 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { searchWalkBudget } from '@/shared/limits';
-import { DEFAULT_SORT, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
+import { DEFAULT_SORT, lastPageRows, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
 
 import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfKey, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
 import { seesEveryOwner } from './scope';
@@ -40,7 +40,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   // The last page holds what is left over after whole pages, when the total is known; else a whole page.
   const lastPage = async () => {
     const total = await totalOf();
-    return total.count === 0 && total.exact ? { rows: [], stop: null } : await backwards({ limit: total.exact ? total.count % size || size : size });
+    return total.count === 0 && total.exact ? { rows: [], stop: null } : await backwards({ limit: total.exact ? lastPageRows(total.count, size) : size });
   };
   // One row more than the page, to know whether another follows (or, when the walk stopped first, that more may).
   const forwards = async (from?: KeysetPosition): Promise<{ rows: SelectedRow[]; more: boolean; stop: Stop }> => {

@@ -1,4 +1,4 @@
-import type { PlantPage, PlantSortKey, WalkStop } from '@/shared/plants';
+import { lastPageRows, type PlantPage, type PlantSortKey, type WalkStop } from '@/shared/plants';
 
 /**
  * A name search of many matches is walked a budget of rows per request, in any order, id (the default)
@@ -51,10 +51,10 @@ export function chainFor(chain: Chain, address: string, first: PlantPage | undef
 
 /**
  * How many rows the page is full at: `size`, but an exact last page holds what is left over after whole pages
- * (as the server reads it: page.ts, lastPage), so a walk back from the end stops asking once it has those.
+ * (lastPageRows, as the server reads it), so a walk back from the end stops asking once it has those.
  */
 export function fullAt(first: PlantPage, size: number): number {
-  return first.cursor?.kind === 'last' && first.totalExact ? first.total % size || size : size;
+  return first.cursor?.kind === 'last' && first.totalExact ? lastPageRows(first.total, size) : size;
 }
 
 /** Each row once, the first time it comes (a row renamed between two requests may come again in a later one). */
