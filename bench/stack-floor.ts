@@ -13,11 +13,13 @@
  *   the failures, Link and ETag are the floor's too: the wire contract is bench/wire.ts's, written once.
  *
  * Nothing else: no rate limit, no request log, no guard beyond the body limit. Prisma is used as it comes
- * (its adapter prepares each statement anew, its query compiler on V8's default tiers) and each operation takes
- * the cheapest form the client offers, measured: `$queryRaw` for the list (findMany costs more),
- * `$executeRaw` for the delete, `$queryRaw` for the create (an INSERT … ON CONFLICT DO NOTHING RETURNING, as the
- * app writes it since round six: `create` sent the same statement for ~100 µs more CPU). Run bundled on plain node
- * (lib/build.ts writes .bench-build/bench/stack-floor.mjs):
+ * (its adapter prepares each statement anew, its query compiler on V8's default tiers). Each operation sends
+ * the bare floor's statements, one for one, each through the cheapest call the client offers for it, measured
+ * (docs/decisions/0012-what-the-stack-floor-runs.md): `$queryRaw` for the version and the list (findMany costs
+ * more), `$executeRaw` for the create's INSERT (a taken id is the database's unique violation, as on the bare
+ * floor; `create`, or the same INSERT with RETURNING through `$queryRaw`, cost more) and for the delete. The app
+ * may send fewer or other statements: that is the app's own design, measured against this. Run bundled on plain
+ * node (lib/build.ts writes .bench-build/bench/stack-floor.mjs):
  *
  *   DATABASE_URL=file:/tmp/x.db PORT=4000 node .bench-build/bench/stack-floor.mjs
  */
@@ -90,6 +92,10 @@ const idInput = z.object({ id: decimal(BigInt, int64('id')) });
 type Context = { actor: Actor; link?: string; etag?: string; query?: ListQuery };
 const t = initTRPC.context<Context>().create();
 
+/** The database refusing a second row with the same id: through a raw call, Prisma's P2010 with the adapter's kind. */
+const uniqueViolation = (error: unknown) =>
+  (error as { meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | undefined)?.meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation';
+
 const toPlant = (row: PlantRow) => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
 
 const router = t.router({
@@ -119,10 +125,14 @@ const router = t.router({
     .input(newPlant)
     .output(plantOut)
     .mutation(async ({ ctx, input }) => {
-      // The app's own form (src/server/plants/service.ts): one INSERT through $queryRaw, a taken id answering no row.
-      const [row] = await prisma.$queryRaw<PlantRow[]>`INSERT INTO "Plant" ("id", "name", "tag", "ownerId", "createdAt") VALUES (${input.id}, ${input.name}, ${input.tag ?? null}, ${ctx.actor.userId}, ${new Date()}) ON CONFLICT ("id") DO NOTHING RETURNING id, name, tag`;
-      if (!row) throw new Refusal('plantIdTaken', say.taken(input.id));
-      return toPlant(row);
+      // The bare floor's INSERT; the answer is what it stored, as the bare floor writes it from the input.
+      try {
+        await prisma.$executeRaw`INSERT INTO "Plant" ("id", "name", "tag", "ownerId", "createdAt") VALUES (${input.id}, ${input.name}, ${input.tag ?? null}, ${ctx.actor.userId}, ${new Date()})`;
+      } catch (error) {
+        if (uniqueViolation(error)) throw new Refusal('plantIdTaken', say.taken(input.id));
+        throw error;
+      }
+      return toPlant({ id: input.id, name: input.name, tag: input.tag ?? null });
     }),
   delete: t.procedure
     .input(idInput)
