@@ -14,6 +14,7 @@ import {
   type PlantFieldName,
   type PlantFilters,
   type PlantPatch,
+  type StoredFields,
   toPlant,
 } from '@/shared/plants';
 
@@ -30,30 +31,33 @@ function givenFields<Input extends Partial<Record<PlantFieldName, unknown>>>(inp
 }
 
 /**
- * The columns a create writes (id, the declared fields, and beside them the folded name, the owner and the
- * creation time) and those it answers with. Plain identifiers (checked in shared/plants.ts), written once.
+ * The columns a create writes: id, the declared fields, and beside them the folded name, the owner and the
+ * creation time. Plain identifiers (checked in shared/plants.ts), written once.
  */
 const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
-const RETURNED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES].map((column) => `"${column}"`).join(', '));
 
 /**
- * One statement, as SQL: Prisma's `plant.create` sends the same INSERT … RETURNING but cost ~90 µs more CPU per
- * create in its query interpreter and result mapping (docs/performance.md, "Round six: create"). The values are
- * what `create` wrote: a field the plant lacks is NULL, the creation time is taken here (`@default(now())` is
- * Prisma's, not the database's: SQLite's own default would be another text format), and each engine's adapter
- * writes the Date as Prisma's create does. A taken id inserts nothing (ON CONFLICT DO NOTHING: no row, so no
- * trigger fires and nothing is written) and answers no row: the one unique key of Plant is its id.
+ * One INSERT, as SQL through `$executeRaw`, which answers the count of rows written: Prisma's `plant.create`
+ * sends the same INSERT with RETURNING for ~100 µs more CPU in its query interpreter and result mapping, and
+ * round six's RETURNING through `$queryRaw` still cost ~45 µs more than this for the row it maps
+ * (docs/performance.md, "Round seven: create"). The values are what `create` wrote: a field the plant lacks
+ * is NULL, the creation time is taken here (`@default(now())` is Prisma's, not the database's: SQLite's own
+ * default would be another text format), and each engine's adapter writes the Date as Prisma's create does.
+ * A taken id inserts nothing (ON CONFLICT DO NOTHING: no row, so no trigger fires and nothing is written,
+ * and no error either, which would undo every other statement of a commit it shares) and counts 0: the one
+ * unique key of Plant is its id. The answer is the plant as given, which is what the row holds.
  */
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
-  const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => plant[field] ?? null), foldForSearch(plant.name), actor.userId, new Date()];
+  const fields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
+  const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => fields[field]), foldForSearch(plant.name), actor.userId, new Date()];
   // plant scope: a create writes the actor's own plant (ownerId above); it reads nothing of others'.
-  const [row] = await db.$queryRaw<RawRow[]>`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING RETURNING ${RETURNED_COLUMNS}`;
+  const written = await db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING`;
   // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
-  if (!row) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
+  if (written === 0) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
   // The webhook event and the live feed's log row were written with the row, by the database (triggers);
   // this wakes the webhook sender and the feed's reader of this process.
   plantsCommitted({ outboxEvents: true });
-  return toRow(row, false);
+  return toPlant({ id: plant.id, ...fields });
 }
 
 export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
