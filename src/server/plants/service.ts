@@ -3,6 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
+import { commitTogether } from '@/server/db/commit-together';
 import { AppError } from '@/shared/errors';
 import {
   EMPTY_PATCH_MESSAGE,
@@ -47,7 +48,8 @@ const RETURNED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES].map((column) =>
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
   const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => plant[field] ?? null), foldForSearch(plant.name), actor.userId, new Date()];
   // plant scope: a create writes the actor's own plant (ownerId above); it reads nothing of others'.
-  const [row] = await db.$queryRaw<RawRow[]>`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING RETURNING ${RETURNED_COLUMNS}`;
+  // Creates that arrive together share one commit on SQLite (db/commit-together.ts); this one's row is its own.
+  const [row] = await commitTogether(() => db.$queryRaw<RawRow[]>`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING RETURNING ${RETURNED_COLUMNS}`);
   // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
   if (!row) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
   // The webhook event and the live feed's log row were written with the row, by the database (triggers);
