@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { db, engine } from '@/server/db/client';
-import { commitTogether } from '@/server/db/commit-together';
+import { COMMIT_GROUP_MIN, commitTogether } from '@/server/db/commit-together';
 import { actorOf, failureOf, signIn } from '@test-support/actors';
 
 /** The frames in SQLite's write-ahead log: every commit appends the pages it changed. */
@@ -41,36 +41,45 @@ describe.runIf(engine === 'sqlite')('creates that arrive together (SQLite)', () 
   });
 
   it('a statement the database refuses fails alone: the others of its group are written and answered', async () => {
-    const { caller } = await signIn('commit-together-refused');
-    const refused = commitTogether(() => db.$queryRaw`INSERT INTO "Plant" ("id") VALUES (${9_100n}) RETURNING "id"`);
-    const [first, failure, last] = await Promise.all([
-      caller.plants.create({ id: 9_101n, name: 'Before the refused one' }),
-      refused.then(
-        () => undefined,
-        (error: unknown) => error,
-      ),
-      caller.plants.create({ id: 9_102n, name: 'After the refused one' }),
-    ]);
-    expect(first.id).toBe(9_101n);
-    expect(last.id).toBe(9_102n);
-    // NOT NULL: the row has no name and no owner.
-    expect(String(failure)).toMatch(/NOT NULL|null/i);
-    expect(await db.plant.count({ where: { id: { in: [9_100n, 9_101n, 9_102n] } } })).toBe(2);
+    const { userId } = actorOf(await signIn('commit-together-refused'));
+    const ids = Array.from({ length: COMMIT_GROUP_MIN + 2 }, (_, index) => 9_101n + BigInt(index));
+    const insert = (id: bigint) => () => db.$queryRaw<{ id: bigint }[]>`INSERT INTO "Plant" ("id", "name", "ownerId", "createdAt") VALUES (${id}, ${`Beside the refused one ${id}`}, ${userId}, ${new Date()}) RETURNING "id"`;
+    // In the middle of a group large enough to share a commit: NOT NULL (the row has no name and no owner).
+    const statements = ids.map((id) => commitTogether(insert(id)));
+    const refused = commitTogether(() => db.$queryRaw<{ id: bigint }[]>`INSERT INTO "Plant" ("id") VALUES (${9_100n}) RETURNING "id"`);
+    statements.splice(ids.length / 2, 0, refused);
+    const outcomes = await Promise.allSettled(statements);
+
+    const failed = outcomes.splice(ids.length / 2, 1)[0]!;
+    expect(failed.status).toBe('rejected');
+    expect(String((failed as PromiseRejectedResult).reason)).toMatch(/NOT NULL/i);
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value[0]!.id : outcome.reason))).toEqual(ids);
+    expect(await db.plant.count({ where: { id: { in: [9_100n, ...ids] } } })).toBe(ids.length);
   });
 
   it('a taken id in a group is refused alone, the rest of the group written', async () => {
     const { caller } = await signIn('commit-together-taken');
     await caller.plants.create({ id: 9_200n, name: 'Taken' });
-    const results = await Promise.all([
-      caller.plants.create({ id: 9_201n, name: 'New one' }),
+    const ids = Array.from({ length: COMMIT_GROUP_MIN + 2 }, (_, index) => 9_201n + BigInt(index));
+    const [taken, ...created] = await Promise.all([
       failureOf(caller.plants.create({ id: 9_200n, name: 'Taken again' })),
-      caller.plants.create({ id: 9_202n, name: 'New two' }),
+      ...ids.map((id) => caller.plants.create({ id, name: `New ${id}` })),
     ]);
-    expect(results[1]).toMatchObject({ kind: 'plantIdTaken', field: 'id' });
-    expect(await db.plant.findMany({ where: { id: { in: [9_200n, 9_201n, 9_202n] } }, orderBy: { id: 'asc' }, select: { id: true, name: true } })).toEqual([
-      { id: 9_200n, name: 'Taken' },
-      { id: 9_201n, name: 'New one' },
-      { id: 9_202n, name: 'New two' },
-    ]);
+    expect(taken).toMatchObject({ kind: 'plantIdTaken', field: 'id' });
+    expect(created.map((plant) => (plant as { id: bigint }).id)).toEqual(ids);
+    expect(await db.plant.findUnique({ where: { id: 9_200n }, select: { name: true } })).toEqual({ name: 'Taken' });
+    expect(await db.plant.count({ where: { id: { in: ids } } })).toBe(ids.length);
+  });
+
+  it('fewer than COMMIT_GROUP_MIN creates at once each commit alone: no transaction for them', async () => {
+    const { caller } = await signIn('commit-together-few');
+    await emptyWal();
+    await caller.plants.create({ id: 9_300n, name: 'Alone' });
+    const alone = await walFrames();
+    await emptyWal();
+    const ids = Array.from({ length: COMMIT_GROUP_MIN - 1 }, (_, index) => 9_301n + BigInt(index));
+    await Promise.all(ids.map((id) => caller.plants.create({ id, name: `Few ${id}` })));
+    // Each its own commit: about the log of that many lone creates.
+    expect(await walFrames()).toBeGreaterThan(alone * (ids.length - 1));
   });
 });
