@@ -3,6 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
+import { commitTogether } from '@/server/db/commit-together';
 import { AppError } from '@/shared/errors';
 import {
   EMPTY_PATCH_MESSAGE,
@@ -51,7 +52,8 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
   const fields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
   const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => fields[field]), foldForSearch(plant.name), actor.userId, new Date()];
   // plant scope: a create writes the actor's own plant (ownerId above); it reads nothing of others'.
-  const written = await db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING`;
+  // Creates that arrive together share one commit on SQLite (db/commit-together.ts); this one's count is its own.
+  const written = await commitTogether(() => db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING`);
   // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
   if (written === 0) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
   // The webhook event and the live feed's log row were written with the row, by the database (triggers);
