@@ -18,7 +18,7 @@ import { API_HEADERS } from './guards/security-headers';
 import { createMcpDoor, MCP_PATH } from './mcp-door';
 import type { PagesDoor } from './pages';
 import { type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
-import { jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
+import { baseHeaders, jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
 import { stringifyExactJson } from './rest/exact-json';
@@ -41,18 +41,16 @@ export type FrontOptions = {
 };
 
 const API_HEADER_ENTRIES = Object.entries(API_HEADERS);
-const API_HEADER_LIST = API_HEADER_ENTRIES.flat();
+const API_BASE = baseHeaders(API_HEADERS);
 
 /**
  * The headers every answer starts with: its request id, and under /api the API headers. A door that writes
  * its own answer (pages, tRPC, MCP, the CSV export) gets them set on the response before it runs; an answer
  * the front writes from a Reply gets them in its one `writeHead` (reply.ts), which is cheaper.
  */
-const requestIdBase = (request: FrontRequest) => ['X-Request-Id', request.id];
 function setRequestId(response: ServerResponse, request: FrontRequest): void {
   response.setHeader('X-Request-Id', request.id);
 }
-const apiBase = (request: FrontRequest) => [...requestIdBase(request), ...API_HEADER_LIST];
 /** Until the request target is read: the URL a failure before that is logged with. */
 const NO_TARGET_YET = new URL(`${PLACEHOLDER_ORIGIN}/`);
 
@@ -160,8 +158,9 @@ export function createFront(options: FrontOptions) {
     } catch (error) {
       reply = error instanceof Refusal ? problemReply(error.problem, error.headers) : internalFailure(request, error);
     }
-    if (request.trace.door !== 'docs') Object.assign(reply.headers, corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS));
-    writeReply(response, reply, { head: request.method === 'HEAD', base: apiBase(request) });
+    // Without an Origin header there are none (cors.ts).
+    if (request.trace.door !== 'docs' && request.raw.headers.origin !== undefined) Object.assign(reply.headers, corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS));
+    writeReply(response, reply, { head: request.method === 'HEAD', requestId: request.id, base: API_BASE });
   }
 
   async function handle(raw: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -184,7 +183,7 @@ export function createFront(options: FrontOptions) {
       const target = readTarget(raw);
       if (target.kind === 'asterisk') {
         request.trace.door = 'front';
-        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }), { base: requestIdBase(request) });
+        return writeReply(response, jsonReply(204, null, { Allow: SERVER_METHODS }), { requestId: request.id });
       }
       request.url = target.url;
       const door = under(request.url.pathname, API_BASE_PATH)
@@ -200,7 +199,7 @@ export function createFront(options: FrontOptions) {
       // A client that cannot write a request line or a Host header gets no second try on this connection.
       if (error instanceof Refusal && error.problem.kind === 'malformedRequest') reply.headers.Connection = 'close';
       if (response.headersSent) response.destroy();
-      else writeReply(response, reply, { base: requestIdBase(request) });
+      else writeReply(response, reply, { requestId: request.id });
     }
   }
 

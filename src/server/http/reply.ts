@@ -24,8 +24,8 @@ export const refuse = (kind: ErrorKind, message: string, headers?: Record<string
 /** 404 for a path nothing serves; the path is shown cut short, as the client sent it. */
 export const noSuchPath = (pathname: string) => refuse('routeNotFound', `no such path: ${pathname.length > 200 ? `${pathname.slice(0, 200)}…` : pathname}`);
 
-export function jsonReply(status: number, body: string | null, headers: Record<string, string> = {}): Reply {
-  return { status, headers: { ...(body === null ? {} : { 'Content-Type': 'application/json' }), ...headers }, body };
+export function jsonReply(status: number, body: string | null, headers?: Record<string, string>): Reply {
+  return { status, headers: body === null ? { ...headers } : { 'Content-Type': 'application/json', ...headers }, body };
 }
 
 /**
@@ -47,26 +47,44 @@ export function problemReply({ kind, message }: Problem, headers: Record<string,
 }
 
 /**
- * Sends a reply: `base` (a flat list of names and values: the front's X-Request-Id and API headers) first,
- * unless the reply has its own value for one, then the reply's headers and its Content-Length, in one
- * `writeHead` with a flat array. That is node:http's cheapest form: no header object kept per answer, no
- * lower-casing and copying per `setHeader` (the values are still checked as `setHeader` checks them). Headers a
- * door set on the response before (`setHeader`) stay unless the reply names them too, as before.
+ * Headers an answer starts with (the API headers), worked out once: a flat list of names and values, and the
+ * lower-case name of each, by which a reply's own header of the same name replaces it.
  */
-export function writeReply(response: ServerResponse, reply: Reply, options: { head?: boolean; base?: readonly string[] } = {}): void {
-  const headers: string[] = [];
+export type BaseHeaders = { readonly list: readonly string[]; readonly index: ReadonlyMap<string, number> };
+
+export function baseHeaders(headers: Record<string, string>): BaseHeaders {
+  const names = Object.keys(headers);
+  if (names.length > 30) throw new Error('at most 30 base headers: which of them a reply replaces is kept in the bits of one number');
+  return { list: Object.entries(headers).flat(), index: new Map(names.map((name, position) => [name.toLowerCase(), position])) };
+}
+
+const REQUEST_ID = 'X-Request-Id';
+const NO_BASE = baseHeaders({});
+
+/**
+ * Sends a reply: the request id (`X-Request-Id`) and `base` (the API headers) first, unless the reply has its
+ * own value for one, then the reply's headers and its Content-Length, in one `writeHead` with a flat array.
+ * That is node:http's cheapest form: no header object kept per answer, no lower-casing and copying per
+ * `setHeader` (the values are still checked as `setHeader` checks them). Headers a door set on the response
+ * before (`setHeader`) stay unless the reply names them too, as before.
+ */
+export function writeReply(response: ServerResponse, reply: Reply, options: { head?: boolean; requestId?: string; base?: BaseHeaders } = {}): void {
   const own = reply.headers;
-  const ownNames = Object.keys(own);
-  const { base } = options;
-  if (base) {
-    // Header names are case-insensitive: the reply's `cache-control` replaces the base's `Cache-Control`.
-    const ownLower = ownNames.length === 0 ? undefined : ownNames.map((name) => name.toLowerCase());
-    for (let index = 0; index < base.length; index += 2) {
-      const name = base[index]!;
-      if (ownLower === undefined || !ownLower.includes(name.toLowerCase())) headers.push(name, base[index + 1]!);
-    }
+  const base = options.base ?? NO_BASE;
+  // Header names are case-insensitive: the reply's `cache-control` replaces the base's `Cache-Control`.
+  let replaced = 0;
+  let ownsRequestId = false;
+  for (const name in own) {
+    const lower = name.toLowerCase();
+    const position = base.index.get(lower);
+    if (position !== undefined) replaced |= 1 << position;
+    else if (lower === 'x-request-id') ownsRequestId = true;
   }
-  for (const name of ownNames) headers.push(name, own[name]!);
+  const headers: string[] = [];
+  if (options.requestId !== undefined && !ownsRequestId) headers.push(REQUEST_ID, options.requestId);
+  const { list } = base;
+  for (let index = 0; index < list.length; index += 2) if ((replaced & (1 << (index >> 1))) === 0) headers.push(list[index]!, list[index + 1]!);
+  for (const name in own) headers.push(name, own[name]!);
   if (reply.body !== null) headers.push('Content-Length', String(Buffer.byteLength(reply.body)));
   response.writeHead(reply.status, headers);
   response.end(options.head ? undefined : (reply.body ?? undefined));

@@ -22,11 +22,35 @@ const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** One statement: better-sqlite3 answers in microseconds, a PostgreSQL round trip in a millisecond or so. */
 const STATEMENT_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
+/** One series of `httpRequests`: its labels, and the requests answered since the counter was last read. */
+export type RequestCount = { readonly labels: Record<'door' | 'route' | 'method' | 'status', string>; pending: number };
+/** Every series in the order of its first request: the order prom-client lists them in, as when each request called `inc`. */
+const requestCounts: RequestCount[] = [];
+
+/**
+ * The series of `httpRequests` for these labels, made once: a request adds 1 to its `pending`. The counter
+ * takes what is pending when it is read (a scrape), in prom-client's own hook for that (`collect`), so the
+ * text a scrape reads is the same as if each request had called `inc`; a request costs no label check and
+ * no label string built by prom-client per call (http/observability/front-observer.ts keeps the series).
+ */
+export function requestCount(door: string, route: string, method: string, status: number): RequestCount {
+  const count = { labels: { door, route, method, status: String(status) }, pending: 0 };
+  requestCounts.push(count);
+  return count;
+}
+
 export const httpRequests = new Counter({
   name: 'plantstore_http_requests_total',
   help: 'Requests answered, by door (rest, trpc, mcp, service, docs, pages, front), route template, method and status (0: the client left before the answer).',
   labelNames: ['door', 'route', 'method', 'status'] as const,
   registers: [registry],
+  collect() {
+    for (const count of requestCounts) {
+      if (count.pending === 0) continue;
+      this.inc(count.labels, count.pending);
+      count.pending = 0;
+    }
+  },
 });
 
 export const httpRequestDuration = new Histogram({

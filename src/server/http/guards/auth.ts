@@ -1,5 +1,5 @@
 import { type AuthState, authFailure } from '@/server/auth/auth-state';
-import { resolveBearer } from '@/server/tokens/bearer';
+import { resolveBearer, resolveBearerAtOnce } from '@/server/tokens/bearer';
 import { authenticationFailures, rateLimitRefusals } from '@/server/observability/metrics';
 import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
@@ -51,8 +51,12 @@ export function createAuthGuard(options: AuthGuardOptions) {
   const perAddress = options.authFailuresPerAddress ? createRateLimiter(options.authFailuresPerAddress) : undefined;
 
   async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
-    // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts.
-    const auth: AuthState = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION) ? { status: 'invalid' } : await resolveBearer(request.raw.headers.authorization);
+    // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts. A token
+    // accepted a moment ago is answered at once; only a lookup in the database is awaited.
+    const { authorization } = request.raw.headers;
+    const auth: AuthState = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION)
+      ? { status: 'invalid' }
+      : (resolveBearerAtOnce(authorization) ?? (await resolveBearer(authorization)));
     if (auth.status === 'signedIn') {
       request.trace.userId = auth.actor.userId;
       const decision = perToken?.(String(auth.tokenId), cost);

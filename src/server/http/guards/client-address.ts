@@ -17,8 +17,16 @@ export function createClientAddresses(trustProxy: Config['TRUST_PROXY']) {
   const trusted: (address: string, hop: number) => boolean =
     trustProxy === null ? () => false : trustProxy === 'anyPeer' ? (_address, hop) => hop === 0 : proxyaddr.compile(trustProxy);
   return {
-    /** The client's address: the socket's, or the right-most untrusted hop of `X-Forwarded-For`. */
-    of: (request: IncomingMessage): string => proxyaddr(request, trusted) ?? request.socket.remoteAddress ?? 'unknown',
+    /**
+     * The client's address: the socket's, or the right-most untrusted hop of `X-Forwarded-For`. Without that
+     * header it is the peer (proxy-addr's answer then, whatever TRUST_PROXY says), which needs no call into
+     * proxy-addr: no header parsed, no list of hops built, per request.
+     */
+    of: (request: IncomingMessage): string => {
+      const peer = request.socket.remoteAddress;
+      if (peer !== undefined && !request.headers['x-forwarded-for']) return peer;
+      return proxyaddr(request, trusted) ?? peer ?? 'unknown';
+    },
     /** Whether a peer is a proxy of ours: its connections are many clients', so no per-address limit applies to them. */
     isTrustedProxy: (address: string): boolean => trusted(address, 0),
   };

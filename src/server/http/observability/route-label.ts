@@ -32,17 +32,24 @@ export function createRouteLabeler(router: AnyTRPCRouter): (request: FrontReques
     if (openapi && openapi.enabled !== false) templates.add(`/api/${openapi.path.replace(/^\/|\/$/g, '')}`);
   }
   // A literal segment wins over a parameter (`/plants/export` before `/plants/{id}`), as the doors route them.
+  // Each segment a literal, or (null) a parameter, worked out once rather than by a regex per request.
   const compiled = [...templates]
-    .map((template) => ({ template, segments: template.split('/') }))
-    .sort((a, b) => b.segments.filter((segment) => !PARAMETER.test(segment)).length - a.segments.filter((segment) => !PARAMETER.test(segment)).length);
+    .map((template) => ({ template, segments: template.split('/').map((segment) => (PARAMETER.test(segment) ? null : segment)) }))
+    .sort((a, b) => b.segments.filter((segment) => segment !== null).length - a.segments.filter((segment) => segment !== null).length);
   const procedureNames = new Set(Object.keys(procedures));
+
+  function fits(expected: (string | null)[], segments: string[]): boolean {
+    if (expected.length !== segments.length) return false;
+    for (let index = 0; index < segments.length; index++) {
+      const literal = expected[index];
+      if (literal === null ? segments[index] === '' : literal !== segments[index]) return false;
+    }
+    return true;
+  }
 
   function restRoute(pathname: string): string {
     const segments = pathname.split('/');
-    for (const { template, segments: expected } of compiled) {
-      if (expected.length !== segments.length) continue;
-      if (expected.every((segment, index) => (PARAMETER.test(segment) ? segments[index] !== '' : segment === segments[index]))) return template;
-    }
+    for (const { template, segments: expected } of compiled) if (fits(expected, segments)) return template;
     return UNMATCHED_ROUTE;
   }
 

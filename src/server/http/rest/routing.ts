@@ -36,7 +36,8 @@ export type RouteMatch =
   | { kind: 'found'; route: RestRoute; pathValues: Record<string, string> }
   | { kind: 'wrongMethod'; allowed: string };
 
-type CompiledPath = { segments: string[]; routes: Map<string, RestRoute> };
+/** A template's segments, each a literal to equal or (`parameter`) a path value's name, worked out once. */
+type CompiledPath = { segments: { literal: string; parameter: string | undefined }[]; routes: Map<string, RestRoute> };
 
 const PARAMETER = /^\{(.+)\}$/;
 
@@ -46,10 +47,17 @@ function allowHeader(routes: Map<string, RestRoute>): string {
   return [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
 }
 
-/** Percent-decodes each segment; a segment that is not valid percent-encoding matches no route. */
+/**
+ * Percent-decodes each segment; a segment that is not valid percent-encoding matches no route. A segment
+ * without `%` is its own decoding, so only the others go through `decodeURIComponent`.
+ */
 function decodeSegments(path: string): string[] | undefined {
+  const segments = path.split('/');
+  segments.shift();
+  if (!path.includes('%')) return segments;
   try {
-    return path.split('/').slice(1).map(decodeURIComponent);
+    for (let index = 0; index < segments.length; index++) if (segments[index]!.includes('%')) segments[index] = decodeURIComponent(segments[index]!);
+    return segments;
   } catch {
     return undefined;
   }
@@ -95,25 +103,39 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
 export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
   const byTemplate = new Map<string, CompiledPath>();
   for (const { route } of restOperations(router)) {
-    const compiled = byTemplate.get(route.template) ?? { segments: route.template.split('/').slice(1), routes: new Map() };
+    const compiled = byTemplate.get(route.template) ?? {
+      segments: route.template
+        .split('/')
+        .slice(1)
+        .map((literal) => ({ literal, parameter: PARAMETER.exec(literal)?.[1] })),
+      routes: new Map(),
+    };
     compiled.routes.set(route.method, route);
     byTemplate.set(route.template, compiled);
   }
   const paths = [...byTemplate.values()];
+  const basePrefix = `${basePath}/`;
+
+  /** Whether `segments` fit the template: each literal equal, each parameter a value (an empty segment, `/plants/`, is none). */
+  function fits(path: CompiledPath, segments: string[]): boolean {
+    if (path.segments.length !== segments.length) return false;
+    for (let index = 0; index < segments.length; index++) {
+      const { literal, parameter } = path.segments[index]!;
+      if (parameter === undefined ? literal !== segments[index] : segments[index] === '') return false;
+    }
+    return true;
+  }
 
   /** Throws a 404 refusal for a path no route has; `HEAD` is matched as `GET`. */
   return function match(method: string, pathname: string): RouteMatch {
-    const segments = pathname.startsWith(`${basePath}/`) ? decodeSegments(pathname.slice(basePath.length)) : undefined;
+    const segments = pathname.startsWith(basePrefix) ? decodeSegments(pathname.slice(basePath.length)) : undefined;
     for (const path of segments ? paths : []) {
-      if (path.segments.length !== segments!.length) continue;
+      if (!fits(path, segments!)) continue;
       const pathValues: Record<string, string> = {};
-      const fits = path.segments.every((expected, index) => {
-        const parameter = PARAMETER.exec(expected)?.[1];
-        // An empty segment (`/plants/`) is no value: that path does not exist.
-        if (parameter) pathValues[parameter] = segments![index]!;
-        return parameter ? segments![index] !== '' : expected === segments![index];
-      });
-      if (!fits) continue;
+      for (let index = 0; index < segments!.length; index++) {
+        const { parameter } = path.segments[index]!;
+        if (parameter !== undefined) pathValues[parameter] = segments![index]!;
+      }
       const route = path.routes.get(method === 'HEAD' ? 'GET' : method);
       return route ? { kind: 'found', route, pathValues } : { kind: 'wrongMethod', allowed: allowHeader(path.routes) };
     }
