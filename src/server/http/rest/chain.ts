@@ -107,7 +107,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const versionOf = route.conditional;
     const conditional = versionOf !== undefined && auth.status === 'signedIn' && route.method === 'GET';
     const version = conditional ? versionOf(auth.actor) : undefined;
-    const ifNoneMatch = request.raw.headers['if-none-match'] !== undefined;
+    const ifNoneMatch = conditional && request.raw.headers['if-none-match'] !== undefined;
     // A version known at once whose answer the client already has: a 304 now, before a turn in the work queue.
     // It calls no procedure and sends no query, so it costs what the door's own refusals cost; a version that
     // needs a query waits for its turn below, like every call.
