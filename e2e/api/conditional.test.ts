@@ -154,6 +154,55 @@ describe('conditional plant lists', () => {
     expect(etagOf(await admin.get('/api/plants'))).not.toBe(memberEtag);
   });
 
+  // A plain 200 (no If-None-Match) takes its version another way than a poll: on PostgreSQL, in the statement of
+  // the list's rows; a poll reads it first (plants/versions.ts). Both must name the same version alike.
+  it('gives a plain 200 the ETag its poll is answered 304 for: no plant yet, a page, the last page, an empty one, a search, an admin\'s', async () => {
+    const member = await first.createToken('conditional-plain', 'member');
+    const onFirst = await checkedClient(first, member.token);
+    const onSecond = await checkedClient(second, member.token);
+    const admin = await checkedClient(second, adminToken);
+    // Another member's plant: the store's versions are not all this member's.
+    const neighbour = await checkedClient(first, (await first.createToken('conditional-plain-other', 'member')).token);
+    expectStatus(await neighbour.post('/api/plants', plantBody(37_101n, 'Fern elsewhere', 'shade')), 200);
+    const paths = ['/api/plants', '/api/plants?limit=1', '/api/plants?q=fern', '/api/plants?tag=shade&limit=5', '/api/plants?after=37002'];
+    const pollsMatch = async (client: ApiClient, path: string) => {
+      const etag = etagOf(await client.get(path));
+      for (const poller of client === admin ? [admin] : [onFirst, onSecond]) expect(await unchanged(poller, path, etag)).toBe(true);
+    };
+    for (const path of paths) await pollsMatch(onFirst, path);
+    for (const id of [37_001n, 37_002n]) expectStatus(await onFirst.post('/api/plants', plantBody(id, `Fern ${id}`, 'shade')), 200);
+    for (const path of paths) await pollsMatch(onFirst, path);
+    for (const path of ['/api/plants?limit=1000', '/api/plants?owner=conditional-plain', '/api/plants?owner=conditional-plain&after=37001']) await pollsMatch(admin, path);
+  });
+
+  it("keeps a member's plain 200 ETag through another member's writes, and changes it with each of their own", async () => {
+    const watcher = await checkedClient(first, (await first.createToken('conditional-plain-watcher', 'member')).token);
+    const watcherElsewhere = await checkedClient(second, (await first.createToken('conditional-plain-watcher', 'member')).token);
+    const neighbour = await checkedClient(second, (await first.createToken('conditional-plain-neighbour', 'member')).token);
+    expectStatus(await watcher.post('/api/plants', plantBody(38_001n, 'Begonia')), 200);
+    const plain = async () => {
+      const [here, there] = [etagOf(await watcher.get('/api/plants')), etagOf(await watcherElsewhere.get('/api/plants'))];
+      expect(there).toBe(here);
+      return here;
+    };
+    let etag = await plain();
+    expectStatus(await neighbour.post('/api/plants', plantBody(38_002n, 'Cactus')), 200);
+    expectStatus(await neighbour.request('PATCH', '/api/plants/38002', { body: '{"name": "Cactus II"}' }), 200);
+    expectStatus(await neighbour.delete('/api/plants/38002'), 204);
+    expect(await plain()).toBe(etag);
+
+    for (const write of [
+      () => watcher.post('/api/plants', plantBody(38_003n, 'Oxalis')),
+      () => watcherElsewhere.request('PATCH', '/api/plants/38003', { body: '{"tag": "purple"}' }),
+      () => watcher.delete('/api/plants/38003'),
+    ]) {
+      expect((await write()).status).toBeLessThan(300);
+      const next = await plain();
+      expect(next).not.toBe(etag);
+      etag = next;
+    }
+  });
+
   it('charges a 304 the one unit every request pays, not the rows it did not read', async () => {
     const client = await checkedClient(first, (await first.createToken('conditional-poller', 'member')).token);
     // limit=1000 costs 10 units: a sixth of the burst per full list.

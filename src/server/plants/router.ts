@@ -111,9 +111,11 @@ export const plantsRouter = createTRPCRouter({
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
       chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
-      const page = await listPlants(ctx.actor, { limit, after, ...filters });
+      // The REST door asks for the caller's version with the rows when it would otherwise be a query of its own.
+      const page = await listPlants(ctx.actor, { limit, after, ...filters }, { withVersion: ctx.responseHints.versionWanted === true });
       // The next page's link keeps the filters, so following it pages through the same selection.
       if (page.nextAfter !== null) ctx.responseHints.nextPageQuery = { limit: String(limit), ...filters, after: String(page.nextAfter) };
+      if (page.version !== undefined) ctx.responseHints.version = page.version;
       return page.plants;
     }),
 

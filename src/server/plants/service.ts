@@ -21,7 +21,8 @@ import {
 
 import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
-import { plantScopeSql, plantScopeWhere } from './scope';
+import { plantScope, plantScopeSql, plantScopeWhere } from './scope';
+import { ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';
 
 /** The only columns that leave the data layer, id and the declared fields: owner and timestamps stay inside. */
 const plantColumns = Object.fromEntries(['id', ...PLANT_FIELD_NAMES].map((column) => [column, true])) as { id: true } & Record<PlantFieldName, true>;
@@ -62,22 +63,43 @@ export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant>
   return toPlant({ id: plant.id, ...fields });
 }
 
-export type PlantPage = { plants: Plant[]; nextAfter: bigint | null };
+export type PlantPage = { plants: Plant[]; nextAfter: bigint | null; version?: string };
 
 /**
  * The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. Its pages are
  * full, whatever the path that serves them (SQLite's id-order probe, the index or the filter plan: chosen by
  * store-wide data): a page depends only on the caller's plants, as its ETag does (CONTRACT 1.2.0), so a search's
  * walk is not capped here as the admin page's is (docs/performance.md, "Round six: the id-order walk capped").
+ *
+ * `withVersion`: the page comes with the caller's list version (plants/versions.ts), for its ETag, read no later
+ * than its rows. A member's is a column of each statement that reads rows, so it is of the same snapshot as
+ * the rows of that statement; when the page takes two (SQLite's probe, then the walk), the first's is kept,
+ * older than the walk's rows at worst. A page with no row carries none: its version is read first, then its
+ * rows again. An admin's is read before the rows (a sum over every owner: versions.ts).
  */
-export async function listPlants(actor: Actor, { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters): Promise<PlantPage> {
+export async function listPlants(
+  actor: Actor,
+  { limit, after, ...filters }: { limit: number; after?: bigint } & PlantFilters,
+  { withVersion = false }: { withVersion?: boolean } = {},
+): Promise<PlantPage> {
   const planned = await ready(filters);
-  const rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => {
+  const scope = plantScope(actor);
+  const inStatement = withVersion && !scope.everyOwner;
+  let version = withVersion && scope.everyOwner ? await plantListVersionNow(actor) : undefined;
+  const versionColumn = inStatement ? Prisma.sql`, ${ownerVersionColumn(actor.userId)}` : Prisma.empty;
+  const select = async (from: Prisma.Sql, id: Prisma.Sql, column: Prisma.Sql) => {
     const where = [...conditions(actor, planned), ...(after === undefined ? [] : [Prisma.sql`${id} > ${after}`])];
-    return db.$queryRaw<RawRow[]>`${PLANT_COLUMNS} FROM ${from} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;
-  });
+    const found = await db.$queryRaw<(RawRow & { listVersion?: string | null })[]>`${PLANT_COLUMNS}${column} FROM ${from} ${whereOf(where)} ORDER BY ${id} ASC LIMIT ${limit + 1}`;
+    if (inStatement && version === undefined && found.length > 0) version = scopeVersion(scope, found[0]!.listVersion);
+    return found;
+  };
+  let rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => select(from, id, versionColumn));
+  if (inStatement && version === undefined) {
+    version = await plantListVersionNow(actor);
+    rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => select(from, id, Prisma.empty));
+  }
   const plants = rows.slice(0, limit).map((row) => toRow(row, false));
-  return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null };
+  return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null, ...(version === undefined ? {} : { version }) };
 }
 
 export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): Promise<Plant> {

@@ -4,6 +4,15 @@ import Database from 'better-sqlite3';
 
 import type { PlantScope } from './scope';
 
+/**
+ * A scope's version as every reader names it (this watch, the read through the app's client, a list's own
+ * statement: plants/versions.ts): the ETag hashes it, so a 200's ETag and a later 304's are the same only if
+ * each spells it alike. `count` is PlantListVersion's (a member's row, or the sum of all), absent when none.
+ */
+export function scopeVersion(scope: PlantScope, count: string | null | undefined): string {
+  return scope.everyOwner ? `all:${count ?? '0'}` : `owner ${scope.ownerId}:${count ?? '0'}`;
+}
+
 /** Scopes whose version a process keeps at once; past it the map starts over (a read refills an entry). */
 const KEPT_SCOPES = 10_000;
 
@@ -49,8 +58,7 @@ export function watchSqliteVersions(file: string) {
       const key = scope.everyOwner ? 'all' : `owner ${scope.ownerId}`;
       let version = kept.get(key);
       if (version === undefined) {
-        const count = (scope.everyOwner ? allVersions.get() : ownerVersion.get(scope.ownerId)) as string | undefined;
-        version = `${scope.everyOwner ? 'all' : key}:${count ?? '0'}`;
+        version = scopeVersion(scope, (scope.everyOwner ? allVersions.get() : ownerVersion.get(scope.ownerId)) as string | undefined);
         if (kept.size >= KEPT_SCOPES) kept.clear();
         kept.set(key, version);
       }

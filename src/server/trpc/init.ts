@@ -24,9 +24,12 @@ export type Context = {
    * What a procedure tells the doors beside its result. A shared object, since the guard hands
    * procedures a copy of the context: `nextPageQuery` is the query of the next page, for REST's `Link`
    * header (the admin page asks for one row more than it shows instead); `headers` go on the answer
-   * whatever it is (a 429's `Retry-After`).
+   * whatever it is (a 429's `Retry-After`). For a `conditional` procedure whose version is a read
+   * to run (PostgreSQL), the REST door sets `versionWanted` on a 200 without `If-None-Match` instead of
+   * running it, and the procedure hands back `version`, read no later than its answer's rows (with them, in
+   * one statement, where it can: plants/versions.ts), for the ETag. The other doors ask for none.
    */
-  responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string> };
+  responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string>; versionWanted?: boolean; version?: string };
   /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
    * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its

@@ -4,7 +4,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 
 import { operationStarted, problemFromError } from '@/server/problems';
 import { createProcedureCaller } from '@/server/trpc/call';
-import { contextFor } from '@/server/trpc/init';
+import { type Context, contextFor } from '@/server/trpc/init';
 
 import { type Authenticate, requireToken } from '../guards/auth';
 import { readBody } from '../guards/body';
@@ -68,6 +68,13 @@ function rememberedLinks() {
   };
 }
 
+/** The version a conditional procedure read for its answer, asked for with `versionWanted` (trpc/init.ts). */
+function handedBackVersion(hints: Context['responseHints']): string {
+  // Not a version read now: one read after the answer's rows could name a change the answer lacks (a stale 304 later).
+  if (hints.version === undefined) throw new Error('a conditional procedure answered without the version it read (responseHints.version)');
+  return hints.version;
+}
+
 export function createRestChain(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; publicUrl: string | undefined; cors: CorsOrigins }) {
   const { router, authenticate, waitForTurn, publicUrl, cors } = options;
   const match = buildRouteTable(router, API_BASE_PATH);
@@ -95,13 +102,17 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Where the operation declares Idempotency-Key: a malformed key is refused before the body is read.
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
-    // A conditional GET whose caller's version is known at once (kept in the process, plants/versions.ts) and
-    // whose answer the client already has: a 304 now, before a turn in the work queue. It calls no procedure
-    // and sends no query, so it costs what the door's own refusals cost; a version that needs a query waits
-    // for its turn below, like every call.
-    const knownVersion = route.conditional && auth.status === 'signedIn' && route.method === 'GET' ? route.conditional(auth.actor) : undefined;
-    if (typeof knownVersion === 'string' && request.raw.headers['if-none-match'] !== undefined) {
-      const etag = entityTag(route, knownVersion, restInput(route, url.searchParams, undefined, pathValues));
+    // A conditional GET's ETag names the caller's version of the data: known at once where the process keeps it
+    // (SQLite, plants/versions.ts), else a read to run (below).
+    const versionOf = route.conditional;
+    const conditional = versionOf !== undefined && auth.status === 'signedIn' && route.method === 'GET';
+    const version = conditional ? versionOf(auth.actor) : undefined;
+    const ifNoneMatch = conditional && request.raw.headers['if-none-match'] !== undefined;
+    // A version known at once whose answer the client already has: a 304 now, before a turn in the work queue.
+    // It calls no procedure and sends no query, so it costs what the door's own refusals cost; a version that
+    // needs a query waits for its turn below, like every call.
+    if (typeof version === 'string' && ifNoneMatch) {
+      const etag = entityTag(route, version, restInput(route, url.searchParams, undefined, pathValues));
       const link = noneMatch(request.raw, etag) ? links.get(url.pathname, etag) : undefined;
       if (link !== undefined) return notModified(etag, link);
     }
@@ -121,17 +132,19 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
     const input = restInput(route, url.searchParams, body, pathValues);
-    // A conditional GET: the caller's version of the data is read first (before the procedure, so a change
-    // between the two can only make the ETag older than the answer), and an answer the client already has
-    // is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it
-    // did not read are not charged (docs/api.md, "Conditional lists").
-    const version = knownVersion ?? (route.conditional && auth.status === 'signedIn' ? route.conditional(auth.actor) : undefined);
-    const etag = version === undefined ? undefined : entityTag(route, typeof version === 'string' ? version : await version(), input);
+    // A conditional GET: the caller's version of the data is known or read first (before the procedure, so a
+    // change between the two can only make the ETag older than the answer), and an answer the client already
+    // has is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it did
+    // not read are not charged (docs/api.md, "Conditional lists"). A version that needs a query is read here
+    // only for If-None-Match, which it may answer; for a plain 200 the procedure reads it with its rows (a
+    // member's list: in the same statement, so no query of its own; plants/service.ts, listPlants).
+    const etagFirst = typeof version === 'string' ? entityTag(route, version, input) : version && ifNoneMatch ? entityTag(route, await version(), input) : undefined;
     // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
     // procedure after all (another instance served the 200, or it was forgotten).
-    const known = etag !== undefined && noneMatch(request.raw, etag) ? links.get(url.pathname, etag) : undefined;
-    if (known !== undefined) return notModified(etag!, known);
+    const known = etagFirst !== undefined && noneMatch(request.raw, etagFirst) ? links.get(url.pathname, etagFirst) : undefined;
+    if (known !== undefined) return notModified(etagFirst!, known);
+    if (conditional && etagFirst === undefined) context.responseHints.versionWanted = true;
     const answer = async (): Promise<Answered> => {
       let result: unknown;
       try {
@@ -143,6 +156,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       }
       if (result === undefined) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
+      const etag = etagFirst ?? (conditional ? entityTag(route, handedBackVersion(context.responseHints), input) : undefined);
       const json = stringifyExactJson(result);
       const headers: Record<string, string> = etag === undefined ? {} : { ETag: etag };
       if (nextPageQuery) headers.Link = nextPageLink(url.pathname, nextPageQuery, publicUrl);
