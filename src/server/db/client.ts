@@ -130,7 +130,7 @@ type SqliteConnection = {
  * Here a statement outside a transaction waits until none is open, and transactions take turns with them.
  * better-sqlite3 runs each statement synchronously, so a statement that finds the lock free runs at once.
  */
-function isolateTransactions(connection: SqliteConnection): void {
+function isolateTransactions(connection: SqliteConnection, database: Database): void {
   const lock = fifoLock();
   for (const method of ['queryRaw', 'executeRaw', 'executeScript'] as const) {
     const run = (connection[method] as (argument: unknown) => Promise<unknown>).bind(connection);
@@ -151,7 +151,13 @@ function isolateTransactions(connection: SqliteConnection): void {
       const transaction = await startTransaction(isolationLevel);
       for (const end of ['commit', 'rollback'] as const) {
         const finish = transaction[end].bind(transaction);
-        transaction[end] = () => finish().finally(release);
+        // A COMMIT that SQLite refuses while keeping the transaction (a deferred foreign key; SQLITE_BUSY outside
+        // WAL) is followed by Prisma's rollback(), which sends no ROLLBACK: end it before another statement runs in it.
+        transaction[end] = () =>
+          finish().finally(() => {
+            if (database.inTransaction) database.exec('ROLLBACK');
+            release();
+          });
       }
       return transaction;
     } catch (error) {
@@ -241,7 +247,7 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
     prepareEachStatementOnce((connection as unknown as { client: Database }).client);
     // Timed inside the turn-taking below: the statement's own time, not its wait for a transaction to end.
     if (metrics) timeStatements(connection as unknown as Queryable);
-    isolateTransactions(connection as unknown as SqliteConnection);
+    isolateTransactions(connection as unknown as SqliteConnection, (connection as unknown as { client: Database }).client);
     return connection;
   };
   return new PrismaClient({ adapter, transactionOptions });

@@ -8,14 +8,18 @@ import { db, engine } from '@/server/db/client';
  * arrive together. Every SQLite commit costs about the same whatever it holds: with synchronous=FULL the
  * write-ahead log's fsync, and the name search's FTS5 index writes a new segment at each commit
  * (docs/performance.md, "Round six: create"). Under parallel creates most of a create's CPU was its commit:
- * 406 µs per create alone against 138 in groups of 32, in process (docs/performance.md, "Round seven: create").
+ * 406 µs per create alone against 234 in groups of 8 and 138 in groups of 32, in process (docs/performance.md,
+ * "Round seven: create"). Over HTTP a group holds at most the calls the work queue lets run at once (ten:
+ * http/guards/work-queue.ts); only a tRPC batch brings more.
  *
- * A statement given here waits for the end of this turn of the event loop (`setImmediate`: the requests
- * read in the same turn have reached their own statements by then); then those waiting run, in the order
- * they came, in one transaction, each with its own result, none answered before the commit that holds it.
- * Fewer than COMMIT_GROUP_MIN run alone, each its own commit, as without this. Should a group fail (one
- * statement refused, or the commit), SQLite has undone all of it, and each statement runs again alone and
- * meets its own outcome: no statement's error reaches another's caller. On PostgreSQL each statement runs
+ * A statement given here waits for the end of this turn of the event loop (`setImmediate`: the statements
+ * of the requests whose turn came in the same turn of the loop are waiting by then; one still reading its
+ * body joins a later group); then those waiting run, in the order they came, in one transaction, each with
+ * its own result, none answered before the commit that holds it. Fewer than COMMIT_GROUP_MIN run alone,
+ * each its own commit, as without this. Should a group fail (one statement refused, or the commit), all of
+ * it is undone (by Prisma's ROLLBACK, by SQLite itself, or where SQLite keeps a refused COMMIT's transaction
+ * open, by db/client.ts before another statement runs), and each statement runs again alone and meets its
+ * own outcome: no statement's error reaches another's caller. On PostgreSQL each statement runs
  * at once on a pooled connection, as before: commits of different connections proceed in parallel there.
  *
  * Only for statements whose outcome does not depend on running alone: in a group each sees the rows of
