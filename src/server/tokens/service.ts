@@ -129,7 +129,11 @@ export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: fal
  */
 export function checkTokenAtOnce(token: string, now = new Date()): TokenCheck | undefined {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
-  const recalled = recallAcceptedToken(hashToken(token), now);
+  return recalledCheck(hashToken(token), now);
+}
+
+function recalledCheck(hash: string, now: Date): TokenCheck | undefined {
+  const recalled = recallAcceptedToken(hash, now);
   return recalled && { ok: true, actor: recalled.actor, tokenId: recalled.tokenId };
 }
 
@@ -139,9 +143,11 @@ export function checkTokenAtOnce(token: string, now = new Date()): TokenCheck | 
  * the failed-authentication rate limit is what bounds those.
  */
 export async function verifyToken(token: string, now = new Date()): Promise<TokenCheck> {
-  const atOnce = checkTokenAtOnce(token, now);
-  if (atOnce) return atOnce;
+  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
+  // Hashed once here: a token the doors' guard found in no cache was hashed there already (checkTokenAtOnce).
   const hash = hashToken(token);
+  const recalled = recalledCheck(hash, now);
+  if (recalled) return recalled;
   const generation = cacheGeneration();
   const row = await db.apiToken.findUnique({
     where: { hash },
