@@ -25,6 +25,7 @@
 import type { ServerResponse } from 'node:http';
 
 import type { ErrorKind } from '../src/shared/errors';
+import { foldForSearch } from '../src/shared/name-fold';
 import {
   type Actor,
   ALL_LIST_VERSION_SQL,
@@ -68,8 +69,10 @@ const listOwnAfter = db
   .safeIntegers(true);
 const listAll = db.prepare<[number], PlantRow>(`SELECT id, name, tag FROM "Plant" ORDER BY id LIMIT ?`).safeIntegers(true);
 const listAllAfter = db.prepare<[bigint, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
-const insertPlant = db.prepare<[bigint, string, string | null, number, string]>(
-  `INSERT INTO "Plant" (id, name, tag, ownerId, createdAt) VALUES (?, ?, ?, ?, ?)`,
+// With the folded name, as the app writes it: the name search's index is filled from it (its trigger fires
+// on a row that has one), and a plant the contract's `q` cannot find would be less than a create.
+const insertPlant = db.prepare<[bigint, string, string, string | null, number, string]>(
+  `INSERT INTO "Plant" (id, name, "nameFolded", tag, ownerId, createdAt) VALUES (?, ?, ?, ?, ?, ?)`,
 );
 const deleteOwn = db.prepare<[bigint, number]>(`DELETE FROM "Plant" WHERE id = ? AND ownerId = ?`);
 const deleteAny = db.prepare<[bigint]>(`DELETE FROM "Plant" WHERE id = ?`);
@@ -129,7 +132,7 @@ function create(response: ServerResponse, actor: Actor, text: string): void {
   if (!NOT_SPACE.test(name)) throw new Refusal('invalidValue', say.onlySpace('name'));
   const tag = textField(fields.tag, 'tag', TAG_MAX_LENGTH, false);
   try {
-    insertPlant.run(id, name, tag, actor.userId, prismaTimestamp(new Date()));
+    insertPlant.run(id, name, foldForSearch(name), tag, actor.userId, prismaTimestamp(new Date()));
   } catch (error) {
     if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new Refusal('plantIdTaken', say.taken(id));
     throw error;

@@ -30,6 +30,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { z } from 'zod';
 
 import { PrismaClient } from '../src/generated/prisma/client';
+import { foldForSearch } from '../src/shared/name-fold';
 import type { ErrorKind } from '../src/shared/errors';
 import {
   type Actor,
@@ -125,9 +126,10 @@ const router = t.router({
     .input(newPlant)
     .output(plantOut)
     .mutation(async ({ ctx, input }) => {
-      // The bare floor's INSERT; the answer is what it stored, as the bare floor writes it from the input.
+      // The bare floor's INSERT (with the folded name the search index is filled from); the answer is what it
+      // stored, as the bare floor writes it from the input.
       try {
-        await prisma.$executeRaw`INSERT INTO "Plant" ("id", "name", "tag", "ownerId", "createdAt") VALUES (${input.id}, ${input.name}, ${input.tag ?? null}, ${ctx.actor.userId}, ${new Date()})`;
+        await prisma.$executeRaw`INSERT INTO "Plant" ("id", "name", "nameFolded", "tag", "ownerId", "createdAt") VALUES (${input.id}, ${input.name}, ${foldForSearch(input.name)}, ${input.tag ?? null}, ${ctx.actor.userId}, ${new Date()})`;
       } catch (error) {
         if (uniqueViolation(error)) throw new Refusal('plantIdTaken', say.taken(input.id));
         throw error;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
 import { unknownFields } from './messages';
+import { foldForSearch } from './name-fold';
 import { fromDecimalText, pageLimit } from './query-values';
 
 /**
@@ -142,18 +143,9 @@ export const EMPTY_PATCH_MESSAGE = `the patch changes nothing: send ${PLANT_FIEL
   (field) => `"${field}"${isOptionalPlantField(field) ? ' (null removes it)' : ''}`,
 ).join(', ')}, or ${PLANT_FIELD_NAMES.length === 2 ? 'both' : 'several'}`;
 
-export const QUERY_MAX_LENGTH = 200;
+export { foldForSearch };
 
-/**
- * The text a name search compares, on both engines alike: compatibility forms unified (NFKC: "ﬁ" is "fi",
- * full-width "Ａ" is "A"), then full case folding (upper then lower: "ß" and "SS" both become "ss"), with
- * the final sigma made an ordinary one and "ß" (from "ẞ") written "ss". The service stores it beside each name (`nameFolded`), and folds
- * the query the same way, so "contains, case-insensitively" means the same in SQLite (whose LIKE folds
- * ASCII only) and PostgreSQL, for every script.
- */
-export function foldForSearch(value: string): string {
-  return value.normalize('NFKC').toUpperCase().toLowerCase().replace(/ς/g, 'σ').replace(/ß/g, 'ss');
-}
+export const QUERY_MAX_LENGTH = 200;
 
 /** A filter's text from the query string: the field rules without the visible-character rule, so a search for a space works. */
 const filterText = (field: string, maxLength: number) =>
