@@ -24,6 +24,8 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
   --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
+  --soak-workload=W    what the soak sends: list (default: what issue 21's goal names) or create (the shared
+                       commits' transactions at the app's full create rate)
   --profile            also run each workload against an app under --cpu-prof and summarise it
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
                        test-support/postgres.ts); the floor is SQLite-only and is left out
@@ -47,6 +49,7 @@ export type Options = {
   scaleSeconds: number;
   sequentialRequests: number;
   soakMinutes: number | null;
+  soakWorkload: 'list' | 'create';
   profile: boolean;
   profileSeconds: number;
   coldRuns: number;
@@ -68,7 +71,7 @@ export function parseOptions(argv: string[]): Options {
   }
   const known = [
     'quick', 'rebuild', 'skip', 'only', 'workloads', 'seconds', 'rounds', 'warmup', 'connections', 'floor-check', 'scales', 'scale-seconds',
-    'sequential', 'soak', 'profile', 'engine', 'database', 'baseline', 'keep', 'help',
+    'sequential', 'soak', 'soak-workload', 'profile', 'engine', 'database', 'baseline', 'keep', 'help',
   ];
   for (const name of flags.keys()) if (!known.includes(name)) throw new UsageError(`unknown option: --${name}`);
   if (flags.has('help')) throw new UsageError('');
@@ -110,6 +113,7 @@ export function parseOptions(argv: string[]): Options {
     scaleSeconds: number('scale-seconds', quick ? 2 : 5),
     sequentialRequests: Math.round(number('sequential', quick ? 50 : 200)),
     soakMinutes: soak === undefined ? null : soak === true ? 5 : number('soak', 5),
+    soakWorkload: flags.get('soak-workload') === 'create' ? 'create' : 'list',
     profile: flags.has('profile'),
     profileSeconds: quick ? 3 : 8,
     coldRuns: quick ? 1 : 3,

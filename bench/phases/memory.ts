@@ -62,10 +62,10 @@ export async function memoryPhase(ctx: Context): Promise<void> {
     const samples: { at: number; rss: number; hwm: number; reqPerSec: number }[] = [];
     let soak: Record<string, unknown> | undefined;
     if (options.soakMinutes !== null) {
-      console.log(`  soak: list for ${options.soakMinutes} min at ${options.connections} connections, RSS every 10 s`);
+      console.log(`  soak: ${options.soakWorkload} for ${options.soakMinutes} min at ${options.connections} connections, RSS every 10 s`);
       const measured = await measure({
         server,
-        workload: 'list',
+        workload: options.soakWorkload,
         token: ctx.token,
         seconds: Math.round(options.soakMinutes * 60),
         connections: options.connections,
@@ -156,7 +156,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
     if (soak) {
       const s = soak as ReturnType<typeof soakTrend>;
       ctx.report.push(
-        `Soak: ${options.soakMinutes} min of list at ${options.connections} connections. RSS from ${s.settledAfterSeconds} s on: ${s.rssMbRange[0]}–${s.rssMbRange[1]} MB; fitted trend ${fixed(s.rssSlopeMbPerMin)} MB/min ` +
+        `Soak: ${options.soakMinutes} min of ${options.soakWorkload} at ${options.connections} connections. RSS from ${s.settledAfterSeconds} s on: ${s.rssMbRange[0]}–${s.rssMbRange[1]} MB; fitted trend ${fixed(s.rssSlopeMbPerMin)} MB/min ` +
           `(${fixed(s.rssTrendMb, 1)} MB over the window); lowest RSS of the second half vs the first: ${s.rssTroughRiseMb >= 0 ? '+' : ''}${fixed(s.rssTroughRiseMb, 1)} MB. ${s.flat ? 'Flat' : 'NOT FLAT'} (allowance 10 MB or 3 %).`,
         '',
       );
