@@ -131,6 +131,8 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
       }, sampleEvery)
     : undefined;
 
+  // The timers stop whatever the load does: a load that throws (a request it cannot build) left them running,
+  // and the bench printed "rss 0 MB" every 10 s for good after its servers had stopped.
   const result = await new Promise<Result>((resolve, reject) => {
     const instance = autocannon(
       plan.amount
@@ -148,10 +150,10 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
       sinceSample++;
       statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
     });
+  }).finally(() => {
+    clearInterval(rssTimer);
+    if (sampleTimer) clearInterval(sampleTimer);
   });
-
-  clearInterval(rssTimer);
-  if (sampleTimer) clearInterval(sampleTimer);
   const elapsed = (performance.now() - startedAt) / 1000;
   const cpu = cpuSeconds(server.pid) - cpuBefore;
   const self = process.cpuUsage(selfBefore);

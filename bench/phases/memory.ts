@@ -67,6 +67,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
         server,
         workload: options.soakWorkload,
         token: ctx.token,
+        nextCreateId: ctx.nextCreateId,
         seconds: Math.round(options.soakMinutes * 60),
         connections: options.connections,
         query: 'limit=20',
