@@ -119,8 +119,8 @@ describe('auth on procedures', () => {
     expect(summary).toMatchObject({ userName: 'router-newcomer', role: 'member', revokedAt: null });
     expect(JSON.stringify(listed)).not.toContain(created.token);
     await admin.caller.tokens.revoke({ id: created.id });
-    const { verifyToken } = await import('@/server/tokens/service');
-    expect(await verifyToken(created.token)).toEqual({ ok: false, reason: 'invalid' });
+    const { checkToken } = await import('@/server/tokens/service');
+    expect(await checkToken(created.token)).toEqual({ ok: false, reason: 'invalid' });
   });
 });
 

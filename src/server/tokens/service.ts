@@ -123,31 +123,21 @@ export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
 
 /**
- * What a token's check is without the database: refused by its form, or accepted from the cache (cache.ts
- * states the bound); undefined when it must be looked up (`verifyToken`). Synchronous, so the doors' guard
- * answers a token it accepted a moment ago without a promise and a turn of the microtask queue per level.
- */
-export function checkTokenAtOnce(token: string, now = new Date()): TokenCheck | undefined {
-  if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
-  return recalledCheck(hashToken(token), now);
-}
-
-function recalledCheck(hash: string, now: Date): TokenCheck | undefined {
-  const recalled = recallAcceptedToken(hash, now);
-  return recalled && { ok: true, actor: recalled.actor, tokenId: recalled.tokenId };
-}
-
-/**
  * A token accepted in the last few seconds is taken from the cache (token-cache.ts states the bound);
  * anything else is looked up. Refusals are never cached: a client with a bad token pays a lookup, and
- * the failed-authentication rate limit is what bounds those.
+ * the failed-authentication rate limit is what bounds those. The answer is at once (no promise) when no
+ * lookup is needed, a token refused by its form or one from the cache, so the doors' guard answers a token
+ * it accepted a moment ago without a promise and a turn of the microtask queue per level.
  */
-export async function verifyToken(token: string, now = new Date()): Promise<TokenCheck> {
+export function checkToken(token: string, now = new Date()): TokenCheck | Promise<TokenCheck> {
   if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: 'invalid' };
-  // Hashed once here: a token the doors' guard found in no cache was hashed there already (checkTokenAtOnce).
   const hash = hashToken(token);
-  const recalled = recalledCheck(hash, now);
-  if (recalled) return recalled;
+  const recalled = recallAcceptedToken(hash, now);
+  if (recalled) return { ok: true, actor: recalled.actor, tokenId: recalled.tokenId };
+  return lookUpToken(hash, now);
+}
+
+async function lookUpToken(hash: string, now: Date): Promise<TokenCheck> {
   const generation = cacheGeneration();
   const row = await db.apiToken.findUnique({
     where: { hash },

@@ -1,5 +1,5 @@
 import { type AuthState, authFailure } from '@/server/auth/auth-state';
-import { resolveBearer, resolveBearerAtOnce } from '@/server/tokens/bearer';
+import { resolveBearer } from '@/server/tokens/bearer';
 import { authenticationFailures, rateLimitRefusals } from '@/server/observability/metrics';
 import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
@@ -53,10 +53,8 @@ export function createAuthGuard(options: AuthGuardOptions) {
   async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
     // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts. A token
     // accepted a moment ago is answered at once; only a lookup in the database is awaited.
-    const { authorization } = request.raw.headers;
-    const auth: AuthState = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION)
-      ? { status: 'invalid' }
-      : (resolveBearerAtOnce(authorization) ?? (await resolveBearer(authorization)));
+    const resolved = repeatedHeader(request.raw.rawHeaders, AUTHORIZATION) ? ({ status: 'invalid' } as const) : resolveBearer(request.raw.headers.authorization);
+    const auth: AuthState = resolved instanceof Promise ? await resolved : resolved;
     if (auth.status === 'signedIn') {
       request.trace.userId = auth.actor.userId;
       const decision = perToken?.(String(auth.tokenId), cost);
