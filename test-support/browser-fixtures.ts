@@ -129,8 +129,10 @@ export async function addPlant(page: Page, plant: { id?: bigint | string; name: 
   const form = plantForm(page);
   if (!(await form.dialog.isVisible())) await form.open.click();
   await expect(form.dialog).toBeVisible();
+  // The proposal first, given id or not: one that arrived while `fill` had the field selected but not yet
+  // typed into was put in front of the given id (seen in CI: "9223372036854775398-1795788760323268057").
+  await expect(form.id).not.toHaveValue('');
   if (plant.id !== undefined) await form.id.fill(plant.id.toString());
-  else await expect(form.id).not.toHaveValue('');
   await form.name.fill(plant.name);
   await form.tag.fill(plant.tag ?? '');
   await form.submit.click();
