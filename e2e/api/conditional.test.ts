@@ -212,6 +212,15 @@ describe('conditional plant lists', () => {
     expectError(await client.get('/api/plants?limit=1000'), 'tooManyRequests');
   });
 
+  it('charges a plain list answered again from memory what its first answer cost', async () => {
+    const client = await checkedClient(first, (await first.createToken('conditional-repeater', 'member')).token);
+    // Six lists of 1,000 at 10 units each take the burst of 60, however they are answered; the seventh is refused.
+    const lists = [];
+    for (let list = 0; list < 6; list++) lists.push(await client.get('/api/plants?limit=1000'));
+    for (const list of lists) expect(etagOf(list)).toBe(etagOf(lists[0]!));
+    expectError(await client.get('/api/plants?limit=1000'), 'tooManyRequests');
+  });
+
   it('refuses what the list refuses, whatever If-None-Match says', async () => {
     const client = await checkedClient(first, (await first.createToken('conditional-refused', 'member')).token);
     expectError(await client.get('/api/plants?owner=admin', { headers: { 'If-None-Match': '*' } }), 'ownerFilterForAdmins');
@@ -242,8 +251,9 @@ describe('conditional plant lists', () => {
     for (const client of [onFirst, onSecond]) expect(await unchanged(client, '/api/plants', renamed)).toBe(true);
   });
 
-  // On SQLite a 304 is answered from the versions the process keeps: no statement reaches the database.
-  it.runIf(testEngine === 'sqlite')('answers a 304 on SQLite without a statement to the database', async () => {
+  // On SQLite a 304 is answered from the versions the process keeps, and a plain list asked again from the
+  // answer kept under its ETag (http/rest/kept-answers.ts): no statement reaches the database.
+  it.runIf(testEngine === 'sqlite')('answers a 304, and a plain list asked again, on SQLite without a statement to the database', async () => {
     const metricsToken = randomBytes(32).toString('hex');
     // A token cache longer than the test: a token re-read would be a statement too.
     const watched = await startServer({ database, env: { METRICS: 'on', METRICS_TOKEN: metricsToken, AUTH_CACHE_TTL_MS: '600000', RATE_LIMIT_PER_TOKEN: 'off' } });
@@ -261,6 +271,27 @@ describe('conditional plant lists', () => {
       for (let poll = 0; poll < 20; poll++) expect(await unchanged(client, '/api/plants?limit=5', etag)).toBe(true);
       const after = await queries();
       expect(after - between).toBe(between - before);
+
+      // A plain list: its first answer runs the query, the next ones are the same bytes and headers without one.
+      expectStatus(await client.post('/api/plants', plantBody(36_002n, 'Pilea', 'shade')), 200);
+      const answered = await client.get('/api/plants?limit=1');
+      expectStatus(answered, 200);
+      const [again, since] = [await queries(), await queries()];
+      for (let poll = 0; poll < 20; poll++) {
+        const repeated = await client.get('/api/plants?limit=1');
+        expectStatus(repeated, 200);
+        expect(repeated.text).toBe(answered.text);
+        for (const header of ['etag', 'link', 'cache-control', 'content-type', 'content-length']) expect(repeated.headers.get(header)).toBe(answered.headers.get(header));
+        expect(repeated.headers.get('x-request-id')).not.toBe(answered.headers.get('x-request-id'));
+      }
+      expect((await queries()) - since).toBe(since - again);
+      expect(answered.headers.get('link')).toContain('after=36001');
+      // A change is seen at once: the next list runs the query again and shows it.
+      expect(await database.execute('UPDATE "Plant" SET "name" = ? WHERE "id" = ?', ['Peperomia obtusifolia', 36_001n])).toBe(1);
+      const changed = await client.get('/api/plants?limit=1');
+      expectStatus(changed, 200);
+      expect(changed.json).toEqual([{ id: 36_001n, name: 'Peperomia obtusifolia' }]);
+      expect(changed.headers.get('etag')).not.toBe(answered.headers.get('etag'));
     } finally {
       await watched.stop();
     }

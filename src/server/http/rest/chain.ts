@@ -13,6 +13,7 @@ import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request'
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { entityTag, noneMatch } from './conditional';
+import { keptAnswers } from './kept-answers';
 import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { stringifyExactJson } from './exact-json';
@@ -46,26 +47,8 @@ function notModified(etag: string, link: string): Reply {
   return jsonReply(304, null, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
 }
 
-/** How many ETags' Links a process remembers for its 304s (~200 bytes each); the oldest is forgotten first. */
-const REMEMBERED_LINKS = 10_000;
-
-/**
- * The `Link` header (or '' for none) of each conditional 200 this process answered, by path and ETag. An ETag
- * names the caller's version of the data and the input, so the Link it went with cannot change while the
- * ETag holds. Bounded, so a client sending many distinct queries only pushes old entries out; a forgotten
- * one costs running the procedure once more.
- */
-function rememberedLinks() {
-  const entries = new Map<string, string>();
-  return {
-    get: (pathname: string, etag: string) => entries.get(`${pathname} ${etag}`),
-    set(pathname: string, etag: string, link: string) {
-      const key = `${pathname} ${etag}`;
-      entries.delete(key);
-      entries.set(key, link);
-      if (entries.size > REMEMBERED_LINKS) entries.delete(entries.keys().next().value!);
-    },
-  };
+function conditionalOk(json: string, etag: string, link: string): Reply {
+  return jsonReply(200, json, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
 }
 
 /** The version a conditional procedure read for its answer, asked for with `versionWanted` (trpc/init.ts). */
@@ -79,7 +62,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
   const { router, authenticate, waitForTurn, publicUrl, cors } = options;
   const match = buildRouteTable(router, API_BASE_PATH);
   const callProcedure = createProcedureCaller(router);
-  const links = rememberedLinks();
+  const answers = keptAnswers();
 
   return async function answerRest(request: FrontRequest, response: ServerResponse): Promise<Reply> {
     request.trace.door = 'rest';
@@ -95,7 +78,13 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
-    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+    // What the procedure charges beyond the door's unit: an answer kept for its ETag is charged the same again.
+    let charged = 0;
+    const context = contextFor(auth, request.id, (units) => {
+      const refused = authenticate.chargeMore(auth, units);
+      if (!refused) charged += units;
+      return refused;
+    });
     // A query that takes the operation's input (GET, DELETE) is read exactly, or refused naming the parameter.
     const notUtf8 = route.method === 'GET' || route.method === 'DELETE' ? parameterNotUtf8(url, route.queryParameters) : undefined;
     if (notUtf8) throw notUtf8Refusal(notUtf8);
@@ -108,13 +97,20 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const conditional = versionOf !== undefined && auth.status === 'signedIn' && route.method === 'GET';
     const version = conditional ? versionOf(auth.actor) : undefined;
     const ifNoneMatch = conditional && request.raw.headers['if-none-match'] !== undefined;
-    // A version known at once whose answer the client already has: a 304 now, before a turn in the work queue.
-    // It calls no procedure and sends no query, so it costs what the door's own refusals cost; a version that
-    // needs a query waits for its turn below, like every call.
-    if (typeof version === 'string' && ifNoneMatch) {
-      const etag = entityTag(route, version, restInput(route, url.searchParams, undefined, pathValues));
-      const link = noneMatch(request.raw, etag) ? links.get(url.pathname, etag) : undefined;
-      if (link !== undefined) return notModified(etag, link);
+    // A version known at once gives the ETag now, and an answer this process gave under it is given again before
+    // a turn in the work queue: a 304 where the client has it, else its kept 200 (kept-answers.ts), charged what
+    // the procedure charged for it. Neither calls a procedure or sends a query, so they cost what the door's own
+    // refusals cost; a version that needs a query waits for its turn below, like every call.
+    const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
+    const knownEtag = typeof version === 'string' ? entityTag(route, version, knownInput) : undefined;
+    const kept = knownEtag === undefined ? undefined : answers.get(url.pathname, knownEtag);
+    if (kept !== undefined) {
+      if (ifNoneMatch && noneMatch(request.raw, knownEtag!)) return notModified(knownEtag!, kept.link);
+      if (kept.body !== undefined) {
+        const refused = authenticate.chargeMore(auth, kept.units);
+        if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+        return conditionalOk(kept.body, knownEtag!, kept.link);
+      }
     }
 
     let bytes: Buffer | undefined;
@@ -131,19 +127,20 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
-    const input = restInput(route, url.searchParams, body, pathValues);
+    // A GET has no body: its input is the one the ETag was made from.
+    const input = knownEtag === undefined ? restInput(route, url.searchParams, body, pathValues) : knownInput;
     // A conditional GET: the caller's version of the data is known or read first (before the procedure, so a
     // change between the two can only make the ETag older than the answer), and an answer the client already
     // has is a 304 without the procedure. It paid the one unit every request pays at the door; the rows it did
     // not read are not charged (docs/api.md, "Conditional lists"). A version that needs a query is read here
     // only for If-None-Match, which it may answer; for a plain 200 the procedure reads it with its rows (a
     // member's list: in the same statement, so no query of its own; plants/service.ts, listPlants).
-    const etagFirst = typeof version === 'string' ? entityTag(route, version, input) : version && ifNoneMatch ? entityTag(route, await version(), input) : undefined;
+    const etagFirst = knownEtag ?? (version && ifNoneMatch ? entityTag(route, await (version as () => Promise<string>)(), input) : undefined);
     // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
     // procedure after all (another instance served the 200, or it was forgotten).
-    const known = etagFirst !== undefined && noneMatch(request.raw, etagFirst) ? links.get(url.pathname, etagFirst) : undefined;
-    if (known !== undefined) return notModified(etagFirst!, known);
+    const known = etagFirst !== undefined && knownEtag === undefined && noneMatch(request.raw, etagFirst) ? answers.get(url.pathname, etagFirst) : undefined;
+    if (known !== undefined) return notModified(etagFirst!, known.link);
     if (conditional && etagFirst === undefined) context.responseHints.versionWanted = true;
     const answer = async (): Promise<Answered> => {
       let result: unknown;
@@ -156,16 +153,16 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       }
       if (result === undefined) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
-      const etag = etagFirst ?? (conditional ? entityTag(route, handedBackVersion(context.responseHints), input) : undefined);
       const json = stringifyExactJson(result);
-      const headers: Record<string, string> = etag === undefined ? {} : { ETag: etag };
-      if (nextPageQuery) headers.Link = nextPageLink(url.pathname, nextPageQuery, publicUrl);
-      if (etag !== undefined) {
-        links.set(url.pathname, etag, headers.Link ?? '');
-        if (noneMatch(request.raw, etag)) return { reply: notModified(etag, headers.Link ?? ''), operationStarted: true };
-        headers['Cache-Control'] = CONDITIONAL_CACHE_CONTROL;
-      }
-      return { reply: jsonReply(200, json, headers), operationStarted: true };
+      const link = nextPageQuery ? nextPageLink(url.pathname, nextPageQuery, publicUrl) : '';
+      if (!conditional) return { reply: jsonReply(200, json, link ? { Link: link } : {}), operationStarted: true };
+      const etag = etagFirst ?? entityTag(route, handedBackVersion(context.responseHints), input);
+      // The body is kept only when no commit fell between the version the ETag names and the rows: the version,
+      // read again now, is the one read before (versions only grow, so equal means unchanged).
+      const unchanged = knownEtag !== undefined && versionOf!(auth.actor) === version;
+      answers.set(url.pathname, etag, { link, units: charged, ...(unchanged ? { body: json } : {}) });
+      if (noneMatch(request.raw, etag)) return { reply: notModified(etag, link), operationStarted: true };
+      return { reply: conditionalOk(json, etag, link), operationStarted: true };
     };
     if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);
