@@ -221,6 +221,24 @@ describe('conditional plant lists', () => {
     expectError(await client.get('/api/plants?limit=1000'), 'tooManyRequests');
   });
 
+  it('refuses a plain list answered from memory past its units as the list itself refuses it', async () => {
+    const client = await checkedClient(first, (await first.createToken('conditional-refused-kept', 'member')).token);
+    // 50 units in five lists, 5 in 304s: the door's unit of one more list fits (56), its rows' 9 do not.
+    const etag = etagOf(await client.get('/api/plants?limit=1000'));
+    for (let list = 0; list < 4; list++) expect(etagOf(await client.get('/api/plants?limit=1000'))).toBe(etag);
+    for (let poll = 0; poll < 5; poll++) expect(await unchanged(client, '/api/plants?limit=1000', etag)).toBe(true);
+    // On SQLite this one is the kept answer's refusal; the next, a list never answered, is the procedure's (57).
+    const kept = await client.get('/api/plants?limit=1000');
+    const listed = await client.get('/api/plants?limit=999');
+    for (const refused of [kept, listed]) expectError(refused, 'tooManyRequests');
+    const rateHeaders = (response: ApiResponse) =>
+      [...response.headers.keys()].filter((name) => /^(retry-after|ratelimit)/.test(name)).sort();
+    expect(rateHeaders(kept)).toEqual(rateHeaders(listed));
+    expect(rateHeaders(kept)).toContain('retry-after');
+    // The same words; the wait they name follows the bucket's level, one unit apart here.
+    expect(kept.json.message.replace(/\d+/g, 'N')).toBe(listed.json.message.replace(/\d+/g, 'N'));
+  });
+
   it('refuses what the list refuses, whatever If-None-Match says', async () => {
     const client = await checkedClient(first, (await first.createToken('conditional-refused', 'member')).token);
     expectError(await client.get('/api/plants?owner=admin', { headers: { 'If-None-Match': '*' } }), 'ownerFilterForAdmins');
@@ -249,6 +267,15 @@ describe('conditional plant lists', () => {
     const renamed = etagOf(await onFirst.get('/api/plants'));
     await database.execute('UPDATE "User" SET "name" = "name" WHERE "name" = ?', ['conditional-elsewhere']);
     for (const client of [onFirst, onSecond]) expect(await unchanged(client, '/api/plants', renamed)).toBe(true);
+
+    // A new id is a change too (no API call makes one), seen by a plain list answered before on both instances.
+    for (const client of [onFirst, onSecond]) expect(etagOf(await client.get('/api/plants'))).toBe(renamed);
+    expect(await database.execute('UPDATE "Plant" SET "id" = ? WHERE "id" = ?', [35_002n, 35_001n])).toBe(1);
+    for (const client of [onFirst, onSecond]) {
+      const after = await client.get('/api/plants');
+      expect(etagOf(after)).not.toBe(renamed);
+      expect(after.json).toEqual([{ id: 35_002n, name: 'Calathea orbifolia' }]);
+    }
   });
 
   // On SQLite a 304 is answered from the versions the process keeps, and a plain list asked again from the
@@ -284,6 +311,11 @@ describe('conditional plant lists', () => {
         for (const header of ['etag', 'link', 'cache-control', 'content-type', 'content-length']) expect(repeated.headers.get(header)).toBe(answered.headers.get(header));
         expect(repeated.headers.get('x-request-id')).not.toBe(answered.headers.get('x-request-id'));
       }
+      // HEAD: the same headers, no body.
+      const head = await client.request('HEAD', '/api/plants?limit=1');
+      expectStatus(head, 200);
+      expect(head.text).toBe('');
+      for (const header of ['etag', 'link', 'content-length']) expect(head.headers.get(header)).toBe(answered.headers.get(header));
       expect((await queries()) - since).toBe(since - again);
       expect(answered.headers.get('link')).toContain('after=36001');
       // A change is seen at once: the next list runs the query again and shows it.

@@ -101,17 +101,19 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // a turn in the work queue: a 304 where the client has it, else its kept 200 (kept-answers.ts), charged what
     // the procedure charged for it. Neither calls a procedure or sends a query, so they cost what the door's own
     // refusals cost; a version that needs a query waits for its turn below, like every call.
+    const answerKept = (etag: string): Reply | undefined => {
+      const kept = answers.get(url.pathname, etag);
+      if (kept === undefined) return undefined;
+      if (noneMatch(request.raw, etag)) return notModified(etag, kept.link);
+      if (kept.body === undefined || etag !== knownEtag) return undefined;
+      const refused = authenticate.chargeMore(auth, kept.units);
+      if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+      return conditionalOk(kept.body, etag, kept.link);
+    };
     const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
     const knownEtag = typeof version === 'string' ? entityTag(route, version, knownInput) : undefined;
-    const kept = knownEtag === undefined ? undefined : answers.get(url.pathname, knownEtag);
-    if (kept !== undefined) {
-      if (ifNoneMatch && noneMatch(request.raw, knownEtag!)) return notModified(knownEtag!, kept.link);
-      if (kept.body !== undefined) {
-        const refused = authenticate.chargeMore(auth, kept.units);
-        if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
-        return conditionalOk(kept.body, knownEtag!, kept.link);
-      }
-    }
+    const keptNow = knownEtag === undefined ? undefined : answerKept(knownEtag);
+    if (keptNow !== undefined) return keptNow;
 
     let bytes: Buffer | undefined;
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
@@ -138,9 +140,10 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const etagFirst = knownEtag ?? (version && ifNoneMatch ? entityTag(route, await (version as () => Promise<string>)(), input) : undefined);
     // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
-    // procedure after all (another instance served the 200, or it was forgotten).
-    const known = etagFirst !== undefined && knownEtag === undefined && noneMatch(request.raw, etagFirst) ? answers.get(url.pathname, etagFirst) : undefined;
-    if (known !== undefined) return notModified(etagFirst!, known.link);
+    // procedure after all (another instance served the 200, or it was forgotten). Looked up again after the
+    // turn: another request may have answered the same ETag while this one waited.
+    const known = etagFirst === undefined ? undefined : answerKept(etagFirst);
+    if (known !== undefined) return known;
     if (conditional && etagFirst === undefined) context.responseHints.versionWanted = true;
     const answer = async (): Promise<Answered> => {
       let result: unknown;

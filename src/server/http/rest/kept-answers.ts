@@ -13,51 +13,71 @@
  * only when the version read after the procedure is still the one read before, so no commit fell between the
  * ETag and the rows.
  *
- * Bounded twice: by entries (a Link is ~200 bytes) and by the bodies' size; the oldest is forgotten first, so a
- * client sending many distinct queries only pushes old entries out, and a forgotten one costs running the
- * procedure once more.
+ * Bounded twice, apart: the answers' Links and charges by count (a Link is ~200 bytes; the oldest is forgotten
+ * first, so a client sending many distinct queries only pushes old ones out, and a forgotten one costs running
+ * the procedure once more), and the bodies by their size, the least recently answered dropped first. Large
+ * pages push out bodies only, never the Links other clients' 304s are answered with.
  */
 
-/** How many answers a process remembers. */
+/** How many answers' Links and charges a process remembers. */
 const KEPT_ANSWERS = 10_000;
-/** How many bytes of bodies at most: counted as V8 may hold them, two bytes a character. */
+/** How many bytes of bodies at most, counted as V8 may hold them: two bytes a character (2 M characters). */
 const KEPT_BODY_BYTES = 4 * 1024 * 1024;
-/** A body larger than this is not kept: a few long pages would push every short one out. */
+/** A body larger than this is not kept (128 K characters): a few long pages would push every short one out. */
 const KEPT_BODY_MAX_BYTES = KEPT_BODY_BYTES / 16;
 
 export type KeptAnswer = {
   /** The `Link` header, or '' for none. */
   link: string;
-  /** The 200's JSON, when it was kept. */
+  /** The 200's JSON, while it is kept. */
   body?: string;
-  /** What the procedure charged beyond the door's unit (`ctx.charge`): a kept answer is charged the same. */
+  /** What the procedure charged beyond the door's unit (`ctx.charge`): a kept body is charged the same. */
   units: number;
 };
 
-const sizeOf = (answer: KeptAnswer) => (answer.body === undefined ? 0 : answer.body.length * 2);
+const sizeOf = (body: string) => body.length * 2;
 
 export function keptAnswers(limits = { answers: KEPT_ANSWERS, bodyBytes: KEPT_BODY_BYTES, bodyMaxBytes: KEPT_BODY_MAX_BYTES }) {
-  const entries = new Map<string, KeptAnswer>();
+  const answers = new Map<string, { link: string; units: number }>();
+  // In the order they were last answered: a Map iterates in insertion order, and a hit inserts again.
+  const bodies = new Map<string, string>();
   let bodyBytes = 0;
 
-  function forget(key: string): void {
-    const answer = entries.get(key);
-    if (answer === undefined) return;
-    bodyBytes -= sizeOf(answer);
-    entries.delete(key);
+  function dropBody(key: string): void {
+    const body = bodies.get(key);
+    if (body === undefined) return;
+    bodyBytes -= sizeOf(body);
+    bodies.delete(key);
   }
 
   return {
-    get: (pathname: string, etag: string): KeptAnswer | undefined => entries.get(`${pathname} ${etag}`),
-    set(pathname: string, etag: string, answer: KeptAnswer): void {
+    get(pathname: string, etag: string): KeptAnswer | undefined {
       const key = `${pathname} ${etag}`;
-      forget(key);
-      const kept = sizeOf(answer) > limits.bodyMaxBytes ? { link: answer.link, units: answer.units } : answer;
-      entries.set(key, kept);
-      bodyBytes += sizeOf(kept);
-      while (entries.size > limits.answers || bodyBytes > limits.bodyBytes) forget(entries.keys().next().value!);
+      const answer = answers.get(key);
+      if (answer === undefined) return undefined;
+      const body = bodies.get(key);
+      if (body === undefined) return answer;
+      bodies.delete(key);
+      bodies.set(key, body);
+      return { ...answer, body };
     },
-    /** For tests: how many answers and body bytes are kept. */
-    size: () => ({ answers: entries.size, bodyBytes }),
+    set(pathname: string, etag: string, { link, units, body }: KeptAnswer): void {
+      const key = `${pathname} ${etag}`;
+      answers.delete(key);
+      answers.set(key, { link, units });
+      dropBody(key);
+      if (body !== undefined && sizeOf(body) <= limits.bodyMaxBytes) {
+        bodies.set(key, body);
+        bodyBytes += sizeOf(body);
+      }
+      while (bodyBytes > limits.bodyBytes) dropBody(bodies.keys().next().value!);
+      while (answers.size > limits.answers) {
+        const oldest = answers.keys().next().value!;
+        answers.delete(oldest);
+        dropBody(oldest);
+      }
+    },
+    /** For tests: how many answers and bodies are kept, and the bodies' bytes. */
+    size: () => ({ answers: answers.size, bodies: bodies.size, bodyBytes }),
   };
 }
