@@ -10,11 +10,29 @@ import { cpuSeconds, machineBusySeconds, memory, type Server } from './proc';
 /**
  * `list304`: the list with `If-None-Match` carrying the page's current ETag (read just before the run), which a
  * server that keeps conditional requests answers 304 without running the query; the others answer 200.
+ * `listFresh`: the same page, but each request a query no request of the last 100,000 made (`freshListPath`),
+ * so a server that keeps its answers by query (the app on SQLite: src/server/http/rest/kept-answers.ts) runs
+ * the list's query every time.
  */
-export type Workload = 'list' | 'create' | 'delete' | 'listDeep' | 'list304';
+export type Workload = 'list' | 'create' | 'delete' | 'list304' | 'listFresh';
 
 /** The status each workload should get; anything else is counted as unexpected (and fails the run). */
-export const EXPECTED_STATUS: Record<Workload, number> = { list: 200, listDeep: 200, list304: 304, create: 200, delete: 204 };
+export const EXPECTED_STATUS: Record<Workload, number> = { list: 200, list304: 304, listFresh: 200, create: 200, delete: 204 };
+
+/** How many distinct queries `listFresh` goes through before it starts over: ten times the answers the app keeps. */
+const FRESH_QUERIES = 100_000;
+let freshQuery = 0;
+
+/**
+ * The list `query` as the `n`th of `listFresh`'s queries: its `after` (0 for none) lowered by 1 to 100,000. Ids
+ * below a page's first row change nothing, so the page is the same or starts at most 100 seeded rows earlier
+ * (bench/lib/data.ts spaces seeded ids 1,000 apart), for the same work; the query is one no recent request made.
+ */
+export function freshListPath(query: string, n: number): string {
+  const params = new URLSearchParams(query);
+  params.set('after', String(BigInt(params.get('after') ?? '0') - BigInt((n % FRESH_QUERIES) + 1)));
+  return `/api/plants?${params}`;
+}
 
 export type LoadPlan = {
   server: Server;
@@ -77,8 +95,11 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
   let poolExhausted = false;
   let poolIndex = 0;
   let request: Request;
-  if (workload === 'list' || workload === 'listDeep') {
+  if (workload === 'list') {
     request = { method: 'GET', path: `/api/plants?${plan.query ?? 'limit=20'}`, headers: auth };
+  } else if (workload === 'listFresh') {
+    const query = plan.query ?? 'limit=20';
+    request = { method: 'GET', path: freshListPath(query, 0), headers: auth, setupRequest: (params) => ({ ...params, path: freshListPath(query, freshQuery++) }) };
   } else if (workload === 'list304') {
     const path = `/api/plants?${plan.query ?? 'limit=20'}`;
     const page = await fetch(server.baseUrl + path, { headers: auth });
@@ -210,10 +231,13 @@ export async function sequentialLatency(
   n: number,
   next: (i: number) => OneRequest,
   expected: number,
+  /** Run before each request, outside its time. */
+  before?: () => Promise<unknown>,
 ): Promise<{ p50: number; p99: number; unexpected: number }> {
   const times: number[] = [];
   let unexpected = 0;
   for (let i = 0; i < n; i++) {
+    await before?.();
     const request = next(i);
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (request.body !== undefined) headers['content-type'] = 'application/json';

@@ -3,7 +3,7 @@ import path from 'node:path';
 
 export const PHASES = ['ab', 'scale', 'memory', 'cold', 'browser'] as const;
 export type Phase = (typeof PHASES)[number];
-export const AB_WORKLOADS = ['list', 'create', 'delete', 'list304'] as const;
+export const AB_WORKLOADS = ['list', 'listFresh', 'create', 'delete', 'list304'] as const;
 export type AbWorkload = (typeof AB_WORKLOADS)[number];
 
 export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [options])
@@ -13,7 +13,7 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --rebuild            rebuild .bench-build/ (and the baseline's build) even when current
   --skip=PHASES        leave out phases: ${PHASES.join(', ')} (comma-separated)
   --only=PHASES        run only these phases
-  --workloads=LIST     A/B workloads: list, create, delete, list304 (default all; comma-separated)
+  --workloads=LIST     A/B workloads: list, listFresh, create, delete, list304 (default all; comma-separated)
   --seconds=S          seconds per A/B measurement (default 10; --quick 2)
   --rounds=R           A/B rounds per workload (default 5; --quick 2)
   --warmup=S           seconds of warm-up per server and workload before the rounds (default 5; --quick 1)
@@ -24,8 +24,9 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
   --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
-  --soak-workload=W    what the soak sends: list (default: what issue 21's goal names) or create (the shared
-                       commits' transactions at the app's full create rate)
+  --soak-workload=W    what the soak sends: list (default: what issue 21's goal names), listFresh (each list a
+                       new query: the answers the app keeps at their bounds) or create (the shared commits'
+                       transactions at the app's full create rate)
   --profile            also run each workload against an app under --cpu-prof and summarise it
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
                        test-support/postgres.ts); the floor is SQLite-only and is left out
@@ -49,7 +50,7 @@ export type Options = {
   scaleSeconds: number;
   sequentialRequests: number;
   soakMinutes: number | null;
-  soakWorkload: 'list' | 'create';
+  soakWorkload: 'list' | 'listFresh' | 'create';
   profile: boolean;
   profileSeconds: number;
   coldRuns: number;
@@ -113,7 +114,7 @@ export function parseOptions(argv: string[]): Options {
     scaleSeconds: number('scale-seconds', quick ? 2 : 5),
     sequentialRequests: Math.round(number('sequential', quick ? 50 : 200)),
     soakMinutes: soak === undefined ? null : soak === true ? 5 : number('soak', 5),
-    soakWorkload: flags.get('soak-workload') === 'create' ? 'create' : 'list',
+    soakWorkload: flags.get('soak-workload') === 'create' ? 'create' : flags.get('soak-workload') === 'listFresh' ? 'listFresh' : 'list',
     profile: flags.has('profile'),
     profileSeconds: quick ? 3 : 8,
     coldRuns: quick ? 1 : 3,

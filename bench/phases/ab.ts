@@ -1,5 +1,5 @@
 /**
- * A/B: list limit=20, create, delete at N connections, app (and base) against the stack floor and the floor,
+ * A/B: list limit=20 (asked again, and each time a new query: listFresh), create, delete at N connections, app (and base) against the stack floor and the floor,
  * in rounds; then the list answered 304 (If-None-Match) against the floor's plain list. Each round measures
  * every server once, back to back, and the order flips from one round to the next (app, stack, floor |
  * floor, stack, app), so a slow minute of the machine and the advantage of going first or last fall on all
@@ -12,7 +12,7 @@ import type { Workload } from '../lib/load';
 import { fixed, int, mb, mean, table } from '../lib/report';
 import { startCeiling } from '../lib/servers';
 
-const WORKLOADS = ['list', 'create', 'delete'] as const;
+const WORKLOADS = ['list', 'listFresh', 'create', 'delete'] as const;
 /** A ratio "holds" when every round's ratio is within this of their mean. */
 const HOLD_WITHIN = 0.1;
 
@@ -175,6 +175,8 @@ export async function abPhase(ctx: Context): Promise<void> {
     "Prisma's client on the same adapter for the operation, the floor's token check, nothing else). floor: bare",
     'node:http + better-sqlite3 (bench/floor.ts). list304: the list with If-None-Match carrying its current ETag; the',
     'floor answers its plain list in the same rounds, so app/floor there is "a 304 against the bare plain list".',
+    'listFresh: the same page, each request with a query no recent one had (after=-N), so the app, which keeps a',
+    "plain list's answer for its ETag on SQLite (src/server/http/rest/kept-answers.ts), runs the list's query each time.",
     "req/s and p50: mean of the rounds; req/s CV: the rounds' standard deviation over their mean. /stack floor and",
     "/floor: each round's own ratio (the servers measured back to back), their mean, lowest and highest, and ± the",
     'largest distance of a round from the mean: "holds" when within ±10 %. peak RSS: VmRSS sampled every 250 ms.',

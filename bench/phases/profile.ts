@@ -17,7 +17,7 @@ import { type ProfileSummary, summariseProfile } from '../lib/profile';
 import { fixed, int, table } from '../lib/report';
 import { startApp, startFloor } from '../lib/servers';
 
-const WORKLOADS = ['list', 'create', 'delete'] as const satisfies Workload[];
+const WORKLOADS = ['list', 'listFresh', 'create', 'delete'] as const satisfies Workload[];
 
 type Profiled = ProfileSummary & { reqPerSec: number; requests: number };
 
