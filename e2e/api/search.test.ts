@@ -53,8 +53,9 @@ async function page(token: string, input: Record<string, unknown>) {
   );
 }
 
-const found = async (client: ApiClient, q: string) => {
-  const response = await client.get(`/api/plants?limit=100&q=${encodeURIComponent(q)}`);
+/** `limit` other than 100 asks a query no earlier request made: not a list the server kept for its ETag (kept-answers.ts). */
+const found = async (client: ApiClient, q: string, limit = 100) => {
+  const response = await client.get(`/api/plants?limit=${limit}&q=${encodeURIComponent(q)}`);
   expect(response.status, q).toBe(200);
   return (response.json as { id: bigint }[]).map((plant) => plant.id);
 };
@@ -144,7 +145,9 @@ describe('the name search', () => {
       expect(await found(alice, 'quokka')).toEqual([300n]);
       await server.database.execute('DELETE FROM "PlantNameSearch" WHERE rowid = ?', [300n]);
       try {
-        expect(await found(alice, 'quokka')).toEqual([]);
+        // The index is no plant: taking a row out of it changes no list version, and the same request would be
+        // answered as before from what the server kept. Another limit is another query, which reads the index.
+        expect(await found(alice, 'quokka', 99)).toEqual([]);
         expect(await found(alice, 'qu')).toEqual([]);
         expect(await found(alice, 'q')).toEqual([]);
         expect(await found(alice, 'ж')).toEqual([300n]);
