@@ -52,11 +52,6 @@ export type BenchDb = {
   /** Every plant the A/B and scale phases made that is not a seeded one. */
   deleteUnseeded(): Promise<number>;
   exists(id: bigint): Promise<boolean>;
-  /**
-   * Every owner's list version one higher, plants untouched: as after a change each caller can see, the next list
-   * makes a new ETag and runs its query (the app keeps a plain list's answer per ETag on SQLite).
-   */
-  touchListVersions(): Promise<void>;
   /** Bytes on disk and how they were counted. */
   size(): Promise<{ bytes: number; what: string }>;
   close(): Promise<void>;
@@ -139,9 +134,6 @@ export function openSqliteBenchDb(file: string): BenchDb {
       return changes;
     },
     exists: async (id) => db.prepare<[bigint]>(`SELECT 1 FROM "Plant" WHERE id = ?`).get(id) !== undefined,
-    touchListVersions: async () => {
-      db.prepare(`UPDATE "PlantListVersion" SET "version" = "version" + 1`).run();
-    },
     size: async () => {
       const files = [file, `${file}-wal`].filter((candidate) => existsSync(candidate));
       return { bytes: files.reduce((total, candidate) => total + statSync(candidate).size, 0), what: 'file + WAL' };
@@ -289,9 +281,6 @@ export async function openPostgresBenchDb(url: string): Promise<BenchDb> {
     deleteRange: async (from, toExclusive) => (await client.query(`DELETE FROM "Plant" WHERE id >= $1 AND id < $2`, [from.toString(), toExclusive.toString()])).rowCount ?? 0,
     deleteUnseeded: async () => (await client.query(`DELETE FROM "Plant" WHERE id >= $1`, [DELETE_BASE.toString()])).rowCount ?? 0,
     exists: async (id) => (await client.query(`SELECT 1 FROM "Plant" WHERE id = $1`, [id.toString()])).rowCount === 1,
-    touchListVersions: async () => {
-      await client.query(`UPDATE "PlantListVersion" SET "version" = "version" + 1`);
-    },
     size: async () => {
       const row = await one<{ bytes: string }>(`SELECT pg_database_size(current_database()) AS bytes`);
       return { bytes: Number(row!.bytes), what: 'pg_database_size' };

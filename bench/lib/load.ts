@@ -10,7 +10,7 @@ import { cpuSeconds, machineBusySeconds, memory, type Server } from './proc';
 /**
  * `list304`: the list with `If-None-Match` carrying the page's current ETag (read just before the run), which a
  * server that keeps conditional requests answers 304 without running the query; the others answer 200.
- * `listFresh`: the same page, but each request a query no request of the last 100,000 made (`freshListPath`),
+ * `listFresh`: the same page, but each request a query no request of the last 100,000 made (`freshListPaths`),
  * so a server that keeps its answers by query (the app on SQLite: src/server/http/rest/kept-answers.ts) runs
  * the list's query every time.
  */
@@ -24,14 +24,18 @@ const FRESH_QUERIES = 100_000;
 let freshQuery = 0;
 
 /**
- * The list `query` as the `n`th of `listFresh`'s queries: its `after` (0 for none) lowered by 1 to 100,000. Ids
- * below a page's first row change nothing, so the page is the same or starts at most 100 seeded rows earlier
- * (bench/lib/data.ts spaces seeded ids 1,000 apart), for the same work; the query is one no recent request made.
+ * The list `query`'s fresh paths, one per call: its `after` (0 for none) lowered by 1 to 100,000, from one counter
+ * every caller shares. Ids below a page's first row change nothing, so the page is the same or starts at most
+ * 100 seeded rows earlier (bench/lib/data.ts spaces seeded ids 1,000 apart), for the same work, and each path is
+ * a query no recent request made. `at(n)` is the nth path, for checks.
  */
-export function freshListPath(query: string, n: number): string {
+export function freshListPaths(query: string) {
   const params = new URLSearchParams(query);
-  params.set('after', String(BigInt(params.get('after') ?? '0') - BigInt((n % FRESH_QUERIES) + 1)));
-  return `/api/plants?${params}`;
+  const after = BigInt(params.get('after') ?? '0');
+  params.delete('after');
+  const prefix = `/api/plants?${params}${params.size > 0 ? '&' : ''}after=`;
+  const at = (n: number) => `${prefix}${after - BigInt((n % FRESH_QUERIES) + 1)}`;
+  return Object.assign(() => at(freshQuery++), { at });
 }
 
 export type LoadPlan = {
@@ -98,8 +102,8 @@ export async function measure(plan: LoadPlan): Promise<Measurement> {
   if (workload === 'list') {
     request = { method: 'GET', path: `/api/plants?${plan.query ?? 'limit=20'}`, headers: auth };
   } else if (workload === 'listFresh') {
-    const query = plan.query ?? 'limit=20';
-    request = { method: 'GET', path: freshListPath(query, 0), headers: auth, setupRequest: (params) => ({ ...params, path: freshListPath(query, freshQuery++) }) };
+    const next = freshListPaths(plan.query ?? 'limit=20');
+    request = { method: 'GET', path: next.at(0), headers: auth, setupRequest: (params) => ({ ...params, path: next() }) };
   } else if (workload === 'list304') {
     const path = `/api/plants?${plan.query ?? 'limit=20'}`;
     const page = await fetch(server.baseUrl + path, { headers: auth });
@@ -231,13 +235,10 @@ export async function sequentialLatency(
   n: number,
   next: (i: number) => OneRequest,
   expected: number,
-  /** Run before each request, outside its time. */
-  before?: () => Promise<unknown>,
 ): Promise<{ p50: number; p99: number; unexpected: number }> {
   const times: number[] = [];
   let unexpected = 0;
   for (let i = 0; i < n; i++) {
-    await before?.();
     const request = next(i);
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (request.body !== undefined) headers['content-type'] = 'application/json';

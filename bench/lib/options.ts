@@ -24,8 +24,9 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
   --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
-  --soak-workload=W    what the soak sends: list (default: what issue 21's goal names), listFresh (each list a
-                       new query: the answers the app keeps at their bounds) or create (the shared commits'
+  --soak-workload=W    what the soak sends: listFresh (default: the list issue 21's goal names, each request a
+                       new query, so the query runs and the answers the app keeps fill to their bounds), list (the
+                       same request again: answered from what the app kept) or create (the shared commits'
                        transactions at the app's full create rate)
   --profile            also run each workload against an app under --cpu-prof and summarise it
   --engine=E           sqlite (default) or postgresql: the app on a private PostgreSQL server (initdb,
@@ -35,6 +36,15 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
                        A/B rotation, so a change is measured against its parent in the same run; several
                        (base1, base2, …) measure a series of steps in one run
   --keep               keep the temporary database folder`;
+
+const SOAK_WORKLOADS = ['listFresh', 'list', 'create'] as const;
+
+function soakWorkload(flag: unknown): (typeof SOAK_WORKLOADS)[number] {
+  if (flag === undefined) return 'listFresh';
+  const found = SOAK_WORKLOADS.find((workload) => workload === flag);
+  if (!found) throw new UsageError(`--soak-workload takes ${SOAK_WORKLOADS.join(', ')}; not ${String(flag)}`);
+  return found;
+}
 
 export type Options = {
   quick: boolean;
@@ -114,7 +124,7 @@ export function parseOptions(argv: string[]): Options {
     scaleSeconds: number('scale-seconds', quick ? 2 : 5),
     sequentialRequests: Math.round(number('sequential', quick ? 50 : 200)),
     soakMinutes: soak === undefined ? null : soak === true ? 5 : number('soak', 5),
-    soakWorkload: flags.get('soak-workload') === 'create' ? 'create' : flags.get('soak-workload') === 'listFresh' ? 'listFresh' : 'list',
+    soakWorkload: soakWorkload(flags.get('soak-workload')),
     profile: flags.has('profile'),
     profileSeconds: quick ? 3 : 8,
     coldRuns: quick ? 1 : 3,

@@ -53,7 +53,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
     await waitForListening(server);
     await sleep(500);
     point('listening, before the first request');
-    const thousand = await measure({ server, workload: 'list', token: ctx.token, seconds: 0, amount: 1000, connections: options.connections, query: 'limit=20' });
+    const thousand = await measure({ server, workload: 'listFresh', token: ctx.token, seconds: 0, amount: 1000, connections: options.connections, query: 'limit=20' });
     ctx.check({ ...thousand, round: 0, load1: 0 }, 'memory: 1,000 requests');
     point('after 1,000 list requests');
     const page = await servePage(server.baseUrl);

@@ -276,6 +276,16 @@ describe('conditional plant lists', () => {
       expect(etagOf(after)).not.toBe(renamed);
       expect(after.json).toEqual([{ id: 35_002n, name: 'Calathea orbifolia' }]);
     }
+    // An update that changes nothing bumps nothing; a tag where there was none is a change.
+    const moved = etagOf(await onFirst.get('/api/plants'));
+    expect(await database.execute('UPDATE "Plant" SET "name" = "name", "tag" = "tag" WHERE "id" = ?', [35_002n])).toBe(1);
+    for (const client of [onFirst, onSecond]) expect(await unchanged(client, '/api/plants', moved)).toBe(true);
+    expect(await database.execute('UPDATE "Plant" SET "tag" = ? WHERE "id" = ?', ['shade', 35_002n])).toBe(1);
+    for (const client of [onFirst, onSecond]) {
+      const after = await client.get('/api/plants');
+      expect(etagOf(after)).not.toBe(moved);
+      expect(after.json).toEqual([{ id: 35_002n, name: 'Calathea orbifolia', tag: 'shade' }]);
+    }
   });
 
   // On SQLite a 304 is answered from the versions the process keeps, and a plain list asked again from the

@@ -11,11 +11,16 @@ describe('kept answers', () => {
     expect(answers.get('/api/plantz', '"a"')).toBeUndefined();
   });
 
-  it('forgets the oldest answer past so many, with its body', () => {
+  it('forgets the least recently answered past so many, with its body', () => {
     const answers = keptAnswers({ answers: 3, bodyBytes: 1000, bodyMaxBytes: 1000 });
     for (const etag of ['1', '2', '3', '4']) answers.set('/p', etag, { link: '', body: 'xx', units: 0 });
     expect(answers.get('/p', '1')).toBeUndefined();
     expect(answers.size()).toEqual({ answers: 3, bodies: 3, bodyBytes: 12 });
+    // Answered again, `2` is the newest: `5` pushes out `3`.
+    expect(answers.get('/p', '2')?.body).toBe('xx');
+    answers.set('/p', '5', { link: '', body: 'xx', units: 0 });
+    expect(answers.get('/p', '3')).toBeUndefined();
+    expect(answers.get('/p', '2')?.body).toBe('xx');
   });
 
   it('drops the least recently answered bodies past so many bytes, keeping every Link and charge', () => {

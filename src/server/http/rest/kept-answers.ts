@@ -6,17 +6,17 @@
  * the bytes it went with cannot change while it holds, and any request whose ETag comes out the same would be
  * answered those bytes again. Most clients never send `If-None-Match` (generated clients do not), so a client
  * polling an unchanged list would otherwise run the list's query every time for the same answer; kept, the
- * answer costs what a 304 costs plus its bytes (docs/performance.md, "Round eight: kept answers").
+ * answer costs what a 304 costs plus its bytes (docs/decisions/0013-kept-list-answers.md).
  *
  * Only answers made under a version the process knows at once are kept with their body (SQLite's watch,
  * plants/versions.ts): the request that reads it again learns its ETag without a query. The chain keeps a body
  * only when the version read after the procedure is still the one read before, so no commit fell between the
  * ETag and the rows.
  *
- * Bounded twice, apart: the answers' Links and charges by count (a Link is ~200 bytes; the oldest is forgotten
- * first, so a client sending many distinct queries only pushes old ones out, and a forgotten one costs running
- * the procedure once more), and the bodies by their size, the least recently answered dropped first. Large
- * pages push out bodies only, never the Links other clients' 304s are answered with.
+ * Bounded twice, apart, the least recently answered forgotten first in both: the answers' Links and charges by
+ * count (a Link is ~200 bytes; a client sending many distinct queries only pushes old ones out, and a forgotten
+ * one costs running the procedure once more), and the bodies by their size. Large pages push out bodies only,
+ * never the Links other clients' 304s are answered with.
  */
 
 /** How many answers' Links and charges a process remembers. */
@@ -55,6 +55,9 @@ export function keptAnswers(limits = { answers: KEPT_ANSWERS, bodyBytes: KEPT_BO
       const key = `${pathname} ${etag}`;
       const answer = answers.get(key);
       if (answer === undefined) return undefined;
+      // Answered again: the newest of both orders, so a list polled often outlives the ones asked once.
+      answers.delete(key);
+      answers.set(key, answer);
       const body = bodies.get(key);
       if (body === undefined) return answer;
       bodies.delete(key);
