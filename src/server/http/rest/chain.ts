@@ -101,9 +101,12 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // a turn in the work queue: a 304 where the client has it, else its kept 200 (kept-answers.ts), charged what
     // the procedure charged for it. Neither calls a procedure or sends a query, so they cost what the door's own
     // refusals cost; a version that needs a query waits for its turn below, like every call.
+    // Whether this ETag's answer was given before: its body is kept only when it is asked for a second time.
+    let askedBefore = false;
     const answerKept = (etag: string): Reply | undefined => {
       const kept = answers.get(url.pathname, etag);
       if (kept === undefined) return undefined;
+      askedBefore = true;
       if (noneMatch(request.raw, etag)) return notModified(etag, kept.link);
       if (kept.body === undefined || etag !== knownEtag) return undefined;
       const refused = authenticate.chargeMore(auth, kept.units);
@@ -161,9 +164,11 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       if (!conditional) return { reply: jsonReply(200, json, link ? { Link: link } : {}), operationStarted: true };
       const etag = etagFirst ?? entityTag(route, handedBackVersion(context.responseHints), input);
       // The body is kept only when no commit fell between the version the ETag names and the rows: the version,
-      // read again now, is the one read before (versions only grow, so equal means unchanged).
-      const unchanged = knownEtag !== undefined && versionOf!(auth.actor) === version;
-      answers.set(url.pathname, etag, { link, units: charged, ...(unchanged ? { body: json } : {}) });
+      // read again now, is the one read before (versions only grow, so equal means unchanged). And only for an
+      // answer asked for before: most queries are asked once (a page walked, a search typed), and keeping every
+      // body costs each of them more than a kept one saves (docs/decisions/0013-kept-list-answers.md).
+      const keep = askedBefore && knownEtag !== undefined && versionOf!(auth.actor) === version;
+      answers.set(url.pathname, etag, { link, units: charged, ...(keep ? { body: json } : {}) });
       if (noneMatch(request.raw, etag)) return { reply: notModified(etag, link), operationStarted: true };
       return { reply: conditionalOk(json, etag, link), operationStarted: true };
     };
