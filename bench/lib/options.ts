@@ -60,7 +60,7 @@ export type Options = {
   scaleSeconds: number;
   sequentialRequests: number;
   soakMinutes: number | null;
-  soakWorkload: 'list' | 'listFresh' | 'create';
+  soakWorkload: (typeof SOAK_WORKLOADS)[number];
   profile: boolean;
   profileSeconds: number;
   coldRuns: number;

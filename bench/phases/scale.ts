@@ -72,16 +72,16 @@ export async function scalePhase(ctx: Context): Promise<void> {
     ];
     // Both servers answer the same pages (the floor is the contract's reference), as asked and as timed (fresh).
     const fresh = [freshListPaths('limit=20'), freshListPaths(deepQuery)];
-    for (const query of ['limit=20', deepQuery, ...fresh.flatMap((paths) => [paths.at(0), paths.at(99_999)].map((path) => path.slice(REST_LIST.length)))]) {
+    for (const path of [`${REST_LIST}limit=20`, `${REST_LIST}${deepQuery}`, ...fresh.flatMap((paths) => [paths.at(0), paths.at(99_999)])]) {
       const pages = await Promise.all(
         servers.map(async (server) => {
-          const response = await fetchAgain(`${server.baseUrl}/api/plants?${query}`, { headers: { authorization: `Bearer ${ctx.token}` } });
+          const response = await fetchAgain(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${ctx.token}` } });
           return { status: response.status, body: await response.text(), link: response.headers.get('link') };
         }),
       );
       const [first] = pages;
       if (!first || first.status !== 200 || (JSON.parse(first.body) as unknown[]).length !== 20 || !first.link || pages.some((page) => page.body !== first.body)) {
-        throw new Error(`scale ${plants}, ${query}: the servers disagree or the page is not a full one with a next link`);
+        throw new Error(`scale ${plants}, ${path}: the servers disagree or the page is not a full one with a next link`);
       }
     }
     for (const operation of operations) {

@@ -43,12 +43,9 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
  */
 const CONDITIONAL_CACHE_CONTROL = 'private, no-cache';
 
-function notModified(etag: string, link: string): Reply {
-  return jsonReply(304, null, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
-}
-
-function conditionalOk(json: string, etag: string, link: string): Reply {
-  return jsonReply(200, json, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
+/** A conditional answer: its 200 with the body, or the 304 (null) with the headers the 200 carries. */
+function conditionalReply(json: string | null, etag: string, link: string): Reply {
+  return jsonReply(json === null ? 304 : 200, json, { ETag: etag, 'Cache-Control': CONDITIONAL_CACHE_CONTROL, ...(link ? { Link: link } : {}) });
 }
 
 /** The version a conditional procedure read for its answer, asked for with `versionWanted` (trpc/init.ts). */
@@ -100,18 +97,18 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // A version known at once gives the ETag now, and an answer this process gave under it is given again before
     // a turn in the work queue: a 304 where the client has it, else its kept 200 (kept-answers.ts), charged what
     // the procedure charged for it. Neither calls a procedure or sends a query, so they cost what the door's own
-    // refusals cost; a version that needs a query waits for its turn below, like every call.
-    // Whether this ETag's answer was given before: its body is kept only when it is asked for a second time.
+    // refusals cost; a version that needs a query waits for its turn below, like every call. Whether the ETag's
+    // answer was given before is noted: its body is kept only when it is asked for a second time.
     let askedBefore = false;
     const answerKept = (etag: string): Reply | undefined => {
       const kept = answers.get(url.pathname, etag);
       if (kept === undefined) return undefined;
       askedBefore = true;
-      if (noneMatch(request.raw, etag)) return notModified(etag, kept.link);
+      if (noneMatch(request.raw, etag)) return conditionalReply(null, etag, kept.link);
       if (kept.body === undefined || etag !== knownEtag) return undefined;
       const refused = authenticate.chargeMore(auth, kept.units);
       if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
-      return conditionalOk(kept.body, etag, kept.link);
+      return conditionalReply(kept.body, etag, kept.link);
     };
     const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
     const knownEtag = typeof version === 'string' ? entityTag(route, version, knownInput) : undefined;
@@ -140,7 +137,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // not read are not charged (docs/api.md, "Conditional lists"). A version that needs a query is read here
     // only for If-None-Match, which it may answer; for a plain 200 the procedure reads it with its rows (a
     // member's list: in the same statement, so no query of its own; plants/service.ts, listPlants).
-    const etagFirst = knownEtag ?? (version && ifNoneMatch ? entityTag(route, await (version as () => Promise<string>)(), input) : undefined);
+    const etagFirst = knownEtag ?? (typeof version === 'function' && ifNoneMatch ? entityTag(route, await version(), input) : undefined);
     // A 304 carries the headers its 200 would (docs/contract.md, "1.2.0: conditional lists"), the next page's
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
     // procedure after all (another instance served the 200, or it was forgotten). Looked up again after the
@@ -169,8 +166,8 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       // body costs each of them more than a kept one saves (docs/decisions/0013-kept-list-answers.md).
       const keep = askedBefore && knownEtag !== undefined && versionOf!(auth.actor) === version;
       answers.set(url.pathname, etag, { link, units: charged, ...(keep ? { body: json } : {}) });
-      if (noneMatch(request.raw, etag)) return { reply: notModified(etag, link), operationStarted: true };
-      return { reply: conditionalOk(json, etag, link), operationStarted: true };
+      if (noneMatch(request.raw, etag)) return { reply: conditionalReply(null, etag, link), operationStarted: true };
+      return { reply: conditionalReply(json, etag, link), operationStarted: true };
     };
     if (idempotencyKey === undefined || auth.status !== 'signedIn') return (await answer()).reply;
     return answerOnce({ userId: auth.actor.userId, key: idempotencyKey, operation: `${route.method} ${route.template}`, body }, answer);
