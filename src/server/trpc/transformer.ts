@@ -85,9 +85,9 @@ const escapeKey = (key: string) => (key.includes('.') || key.includes('\\') ? ke
 
 /**
  * `value` as superjson writes it, its annotations added to `values` under their paths (`path` is null at the
- * root, which is an object or array: `''` is a key); NOT_PLAIN where superjson's own walker is needed: an object met twice (superjson records the
- * identity), a sparse array, a number JSON lacks, an invalid Date, or anything but plain objects and arrays
- * of JSON values, bigints, Dates and undefined.
+ * root, an object or array, since `''` is a key). NOT_PLAIN where superjson's own walker is needed: an object
+ * met twice (superjson records the identity), a sparse array, a number JSON lacks, an invalid Date, or
+ * anything but plain objects and arrays of JSON values, bigints, Dates and undefined.
  */
 function writePlain(value: unknown, path: string | null, values: Record<string, LeafAnnotation>, met: Set<object>): unknown {
   switch (typeof value) {
