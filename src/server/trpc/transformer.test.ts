@@ -77,7 +77,8 @@ const { tree } = fc.letrec<{ tree: unknown; leaf: unknown }>((tie) => ({
     fc.constant(undefined),
     fc.double(),
     fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
-    fc.date(),
+    // superjson itself reads an invalid Date back as null; the walker's own case below covers it.
+    fc.date({ noInvalidDate: true }),
   ),
   tree: fc.oneof({ depthSize: 'small' }, tie('leaf'), fc.array(tie('tree'), { maxLength: 4 }), fc.dictionary(key, tie('tree'), { maxKeys: 4 })),
 }));
@@ -101,7 +102,7 @@ describe('the tRPC output: superjson’s writing in one pass', () => {
         expect(written.meta).toEqual(expected.meta);
         expect(superjson.deserialize(JSON.parse(JSON.stringify(written)) as SuperJSONResult)).toEqual(value);
       }),
-      { numRuns: 2_000 },
+      { numRuns: Number(process.env.RUNS ?? 2_000) },
     );
   });
 
