@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import superjson, { type SuperJSONResult } from 'superjson';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { AppError } from '@/shared/errors';
 import { BODY_LIMIT_BYTES, kib } from '@/shared/limits';
@@ -75,7 +75,8 @@ const { tree } = fc.letrec<{ tree: unknown; leaf: unknown }>((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.constant(undefined),
-    fc.double(),
+    // Numbers JSON lacks (NaN, ±Infinity, -0) send the whole value to superjson: a case below has them.
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((number) => (Object.is(number, -0) ? 0 : number)),
     fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
     // superjson itself reads an invalid Date back as null; the walker's own case below covers it.
     fc.date({ noInvalidDate: true }),
@@ -95,7 +96,11 @@ describe('the tRPC output: superjson’s writing in one pass', () => {
           expect(() => writeOutput(value)).toThrow((refusal as Error).message);
           return;
         }
+        const serialize = vi.spyOn(superjson, 'serialize');
         const written = writeOutput(value);
+        // Written in its own pass, not handed to superjson: these values share no object and hold no odd number.
+        expect(serialize).not.toHaveBeenCalled();
+        serialize.mockRestore();
         // The same JSON and annotations; their order may differ (superjson's objects put integer-like keys first
         // at each level), and means nothing to a reader: each annotation names its own leaf.
         expect(JSON.stringify(written.json)).toBe(JSON.stringify(expected.json));
@@ -119,12 +124,14 @@ describe('the tRPC output: superjson’s writing in one pass', () => {
 
   it('leaves to superjson what needs its walker: shared objects, classes, sparse arrays, odd numbers, invalid dates, a bare root', () => {
     const shared = { name: 'Fern' };
+    const sharedList = [1n];
     const date = new Date(0);
     class Plant {
       id = 1;
     }
     for (const value of [
       { a: shared, b: [shared] },
+      { a: sharedList, b: { c: sharedList } },
       { a: date, b: date },
       { set: new Set([1n]), map: new Map([['a', 1]]) },
       { plant: new Plant() },
