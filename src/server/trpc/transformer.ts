@@ -24,7 +24,10 @@ function isTextLeaf(value: unknown): boolean {
   return typeof value === 'bigint' || typeof value === 'number' || value === undefined || value instanceof Date;
 }
 
-const isPlainObject = (value: object) => [Object.prototype, null].includes(Object.getPrototypeOf(value));
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
 
 /**
  * Where `sent` (the json a client sent) differs from what superjson writes for `read` (what it read from it),
@@ -90,12 +93,8 @@ const escapeKey = (key: string) => (key.includes('.') || key.includes('\\') ? ke
  * anything but plain objects and arrays of JSON values, bigints, Dates and undefined.
  */
 function writePlain(value: unknown, path: string | null, values: Record<string, LeafAnnotation>, met: Set<object>): unknown {
+  if (isJsonLeaf(value)) return value;
   switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
     case 'bigint':
       values[path!] = ['bigint'];
       return value.toString();
@@ -103,9 +102,9 @@ function writePlain(value: unknown, path: string | null, values: Record<string, 
       values[path!] = ['undefined'];
       return null;
     case 'object': {
-      if (value === null) return null;
-      if (met.has(value)) return NOT_PLAIN;
-      met.add(value);
+      const object = value as object; // null is a JSON leaf, written above
+      if (met.has(object)) return NOT_PLAIN;
+      met.add(object);
       const prefix = path === null ? '' : `${path}.`;
       if (Array.isArray(value)) {
         const written = new Array<unknown>(value.length);
@@ -122,13 +121,12 @@ function writePlain(value: unknown, path: string | null, values: Record<string, 
         values[path!] = ['Date'];
         return value.toISOString();
       }
-      const prototype = Object.getPrototypeOf(value) as unknown;
-      if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN;
+      if (!isPlainObject(object)) return NOT_PLAIN;
       const written: Record<string, unknown> = {};
-      for (const key of Object.keys(value)) {
+      for (const key of Object.keys(object)) {
         // superjson refuses these keys (a prototype-pollution guard): its walker throws as it would have.
         if (key === '__proto__' || key === 'constructor' || key === 'prototype') return NOT_PLAIN;
-        const field = writePlain((value as Record<string, unknown>)[key], `${prefix}${escapeKey(key)}`, values, met);
+        const field = writePlain((object as Record<string, unknown>)[key], `${prefix}${escapeKey(key)}`, values, met);
         if (field === NOT_PLAIN) return NOT_PLAIN;
         written[key] = field;
       }
