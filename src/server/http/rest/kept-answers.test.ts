@@ -36,6 +36,11 @@ describe('kept answers', () => {
     expect(answers.get('/p', 'poll')).toEqual({ link: '<poll>', units: 3 });
     expect(answers.size().bodyBytes).toBeLessThanOrEqual(2 * 80 + 40);
 
+    // Kept again under the same key (two requests of one ETag), a body's bytes count once.
+    const again = keptAnswers({ answersPerGeneration: 100, bodyBytesPerGeneration: 1000, bodyMaxBytes: 100 });
+    for (let twice = 0; twice < 2; twice++) again.set('/p', 'a', { link: '', body, units: 0 });
+    expect(again.size().bodyBytes).toBe(40);
+
     // Too large a body: its Link and charge are kept for the 304s, not its bytes.
     answers.set('/p', 'f', { link: '<f>', body: 'y'.repeat(21), units: 4 });
     expect(answers.get('/p', 'f')).toEqual({ link: '<f>', units: 4 });

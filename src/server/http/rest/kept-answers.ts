@@ -49,6 +49,9 @@ function generations<T>(full: (young: Map<string, T>, weight: number) => boolean
   let youngWeight = 0;
   let oldWeight = 0;
   function set(key: string, value: T): void {
+    // Two requests of one ETag may both run the procedure and keep its answer: the second replaces the first.
+    const replaced = young.get(key);
+    if (replaced !== undefined) youngWeight -= weigh(replaced);
     young.set(key, value);
     youngWeight += weigh(value);
     if (full(young, youngWeight)) {
@@ -93,7 +96,6 @@ export function keptAnswers(
     set(pathname: string, etag: string, { link, units, body }: KeptAnswer): void {
       const key = `${pathname} ${etag}`;
       answers.set(key, { link, units });
-      // A body already kept under this key is the same bytes (equal ETags): left as it is.
       if (body !== undefined && sizeOf(body) <= limits.bodyMaxBytes) bodies.set(key, body);
     },
     /** For tests: entries and bytes held (a key in both generations counts twice). */
