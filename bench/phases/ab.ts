@@ -1,9 +1,9 @@
 /**
  * A/B: list limit=20 (the same request again, and each time a new query: listFresh), create, delete at N
- * connections, app (and base) against the stack floor and the floor, in rounds; then the list answered 304 (If-None-Match) against the floor's plain list. Each round measures
- * every server once, back to back, and the order flips from one round to the next (app, stack, floor |
- * floor, stack, app), so a slow minute of the machine and the advantage of going first or last fall on all
- * alike. A round's ratios are taken from its own runs; the spread of those ratios across the rounds says
+ * connections, app (and base) against the stack floor and the floor, in rounds; then the list answered 304
+ * (If-None-Match) against the floor's plain list. Each round measures every server once, back to back, and
+ * the order flips from one round to the next (app, stack, floor | floor, stack, app), so a slow minute of
+ * the machine and the advantage of going first or last fall on all alike. A round's ratios are taken from its own runs; the spread of those ratios across the rounds says
  * whether a figure holds.
  */
 import { freePort, type Server, waitFor200 } from '../lib/proc';
