@@ -37,7 +37,7 @@ describe('the name fold', () => {
     for (const kept of ['ø', 'ł', 'æ', '가', 'हिंदी']) expect(foldForSearch(kept)).toBe(kept);
   });
 
-  it('leaves out every character the visibility rule calls invisible, but marks that are no diacritics and white space', () => {
+  it('leaves out every character the visibility rule calls invisible, but marks that are no diacritics and white space', { timeout: 60_000 }, () => {
     const invisible = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u2800\p{Noncharacter_Code_Point}]/u;
     for (const codePoint of everyCodePoint()) {
       const text = String.fromCodePoint(codePoint);
@@ -46,7 +46,7 @@ describe('the name fold', () => {
     }
   });
 
-  it('is its own fold: a folded name folds to itself', () => {
+  it('is its own fold: a folded name folds to itself', { timeout: 60_000 }, () => {
     fc.assert(
       fc.property(foldName(), (name) => {
         const folded = foldForSearch(name);
@@ -70,7 +70,7 @@ describe('the name fold', () => {
 
   // The table, not Node's Unicode data, is the fold (the databases hold a copy); on a Node of another Unicode
   // version characters new to it may differ, and the table is rewritten only with a migration.
-  it.runIf(process.versions.unicode === NAME_FOLD_UNICODE_VERSION)(`is the rule of src/tooling/name-fold-table.ts for every code point (Unicode ${NAME_FOLD_UNICODE_VERSION})`, () => {
+  it.runIf(process.versions.unicode === NAME_FOLD_UNICODE_VERSION)(`is the rule of src/tooling/name-fold-table.ts for every code point (Unicode ${NAME_FOLD_UNICODE_VERSION})`, { timeout: 60_000 }, () => {
     const table = nameFoldTable();
     for (const codePoint of everyCodePoint()) {
       const character = String.fromCodePoint(codePoint);

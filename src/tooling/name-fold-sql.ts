@@ -4,12 +4,11 @@
 // table (shared/name-fold-table.ts), so the app and both databases fold alike. A migration that has been applied is
 // history: `npm run db:new-migration` appends this SQL to the next migration whenever the latest one that holds it
 // holds other text (a new table, or a change here), and name-fold-sql.test.ts fails until one does.
-import fs from 'node:fs';
-import path from 'node:path';
-
 import type { DatabaseEngine } from '@/server/db/database-url';
 import { NAME_FOLD_TABLE } from '@/server/db/engines';
 import { nameFoldTable } from '@/shared/name-fold';
+
+import { migrationsNewestFirst } from './migration-files';
 
 /**
  * The table as JSON text, `{"code point": "folded", …}`, one that both engines read with their JSON functions.
@@ -137,14 +136,7 @@ ${refold(engine)}
 
 /** The name fold SQL of the newest migration in `migrationsDir` that holds one, from its first line to the end of the migration, or null. */
 export function latestNameFoldSql(migrationsDir: string): string | null {
-  const folders = fs
-    .readdirSync(migrationsDir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort()
-    .reverse();
-  for (const folder of folders) {
-    const sql = fs.readFileSync(path.join(migrationsDir, folder, 'migration.sql'), 'utf8');
+  for (const sql of migrationsNewestFirst(migrationsDir)) {
     const at = sql.indexOf(MARKER);
     if (at >= 0) return sql.slice(at);
   }
