@@ -115,7 +115,7 @@ function enableWal(db: Database.Database): void {
  * -shm it creates beside the file the file's own mode. A file or folder that exists keeps the mode its
  * operator gave it, and a stricter umask still applies.
  */
-export function createPrivately(filePath: string): void {
+function createPrivately(filePath: string): void {
   fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o700 });
   try {
     fs.closeSync(fs.openSync(filePath, 'wx', 0o600));
