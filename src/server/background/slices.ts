@@ -7,8 +7,8 @@ import { backgroundSliceDuration, backgroundUnitsDone, watchBackgroundBacklog } 
  * for long, on timers of their own, so no request pays for it and none is needed for it to happen.
  *
  * Why slices: better-sqlite3 runs each statement synchronously, and a chain of awaited statements that never
- * waits on real I/O runs in one turn of the event loop: a sweep written as a plain loop of batches held every
- * request for as long as the whole sweep took (seconds, for tens of thousands of free pages). Here each slice
+ * waits on real I/O runs in one turn of the event loop: a sweep written as a plain loop of batches holds every
+ * request for as long as the whole sweep takes (seconds, for tens of thousands of free pages). Here each slice
  * is one call of the job's `step`, sized from what the slices before it took so that one fits SLICE_BUDGET_MS
  * (sliceSizer), and the next starts from a timer once the process has had at least as long again for
  * everything else (one lane for all jobs): requests that came meanwhile go first, and the work takes at most
