@@ -1,6 +1,6 @@
 'use client';
 
-import { type ColumnDef, flexRender, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
+import { type ColumnDef, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
 import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
 import { useLayoutEffect, useMemo, useRef } from 'react';
 
@@ -13,7 +13,7 @@ import { When } from '../When';
 import { COLUMN_LABELS, idWidthFor, PLANT_COLUMNS, type PlantColumn, plantColumnSpecs } from './columns';
 import { EditRow, type EditOutcome } from './EditRow';
 import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
-import type { LiveMark } from './useLiveMarks';
+import { type LiveMark, MARK_LABEL } from './useLiveMarks';
 
 export type Editing = { id: bigint; column: PlantFieldName };
 
@@ -49,7 +49,6 @@ type Props = {
 const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = Object.fromEntries(
   PLANT_COLUMNS.filter((column): column is PlantSortKey => (PLANT_SORT_KEYS as readonly string[]).includes(column)).map((key) => [key, key]),
 );
-const MARK_LABEL: Record<LiveMark['kind'], string> = { created: 'added elsewhere', updated: 'changed elsewhere', deleted: 'deleted elsewhere' };
 
 function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: PlantSort; onSort: (sort: PlantSort) => void }) {
   const key = SORTABLE[column]!;
@@ -67,6 +66,16 @@ function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: Plant
       <Icon className={active ? 'icon' : 'icon icon--faint'} aria-hidden="true" />
     </button>
   );
+}
+
+/**
+ * A header's or cell's content, called as a function. TanStack's flexRender renders a function as a component,
+ * and the definitions below are new functions whenever what they read changes (a live mark, the selection): a
+ * new component type, so React would unmount every cell and header and mount them again, and a cell or sort
+ * button that had the keyboard focus would hand it to <body>. Called, they are plain elements that React updates in place.
+ */
+function content<Context>(definition: ((context: Context) => React.ReactNode) | string | undefined, context: Context): React.ReactNode {
+  return typeof definition === 'function' ? definition(context) : (definition ?? null);
 }
 
 /** What a folded column still says, on the name cell's second line. */
@@ -263,6 +272,7 @@ export function PlantsTable(props: Props) {
         data-columns={shown.join(' ')}
         onKeyDown={grid.onKeyDown}
         onFocus={grid.onFocus}
+        onBlur={grid.onBlur}
       >
         <caption id="plants-caption" className="sr-only">
           {props.caption}
@@ -277,7 +287,7 @@ export function PlantsTable(props: Props) {
             <tr key={group.id}>
               {group.headers.map((header) => (
                 <th key={header.id} scope="col" className={`th-${header.column.id}`} aria-sort={ariaSort(header.column.id as PlantColumn)}>
-                  {flexRender(header.column.columnDef.header, header.getContext())}
+                  {content(header.column.columnDef.header, header.getContext())}
                 </th>
               ))}
             </tr>
@@ -291,6 +301,7 @@ export function PlantsTable(props: Props) {
                 <EditRow
                   key={row.id}
                   plant={row.original}
+                  mark={mark?.kind ?? null}
                   columns={shown}
                   focusColumn={editing.column}
                   onDone={props.onEditDone}
@@ -309,7 +320,7 @@ export function PlantsTable(props: Props) {
               >
                 {row.getVisibleCells().map((cell) => (
                   <td key={cell.id} className={cell.column.id === 'select' ? 'cell-select' : cell.column.id === 'actions' ? 'cell-actions' : cell.column.id}>
-                    {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    {content(cell.column.columnDef.cell, cell.getContext())}
                   </td>
                 ))}
               </tr>

@@ -36,10 +36,14 @@ export function useBulkRunner() {
     }
   }
 
-  /** `total`: how many the selection holds, exactly or (`totalExact` false) at least: what the progress counts against. */
-  async function run(action: BulkAction, selection: BulkSelection, total: number, totalExact = true): Promise<BulkResult> {
+  /**
+   * `total`: how many the selection holds, exactly or (`totalExact` false) at least: what the progress counts against.
+   * `changed` hears each call's changed ids as it answers (the live feed's echo of them is this tab's own).
+   */
+  async function run(action: BulkAction, selection: BulkSelection, total: number, totalExact = true, changed?: (ids: bigint[]) => void): Promise<BulkResult> {
     const result: BulkResult = { doneCount: 0, doneIds: [], gone: 0, failed: null };
     const record = (outcome: { done: bigint[]; gone: bigint[] }) => {
+      changed?.(outcome.done);
       result.doneCount += outcome.done.length;
       if (selection.kind === 'ids') result.doneIds.push(...outcome.done);
       result.gone += outcome.gone.length;

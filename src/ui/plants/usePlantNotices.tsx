@@ -78,7 +78,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
       });
     },
 
-    renamed({ saved, before }: Exclude<EditOutcome, null>) {
+    renamed({ saved, before, changed }: Exclude<EditOutcome, null>) {
       notices.show({
         kind: 'success',
         content: (
@@ -91,7 +91,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
           run: async () => {
             try {
               ownChange([saved.id]);
-              await utils.client.plants.update.mutate({ id: saved.id, ...patchBackTo(before) });
+              await utils.client.plants.update.mutate({ id: saved.id, ...patchBackTo(before, changed) });
               await utils.plants.page.invalidate();
               notices.show({
                 kind: 'info',
