@@ -5,7 +5,7 @@ import { Leaf, Plus } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { BULK_MAX, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { BULK_MAX, PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { takeHeadingFocus } from '../focus';
@@ -206,7 +206,7 @@ function PlantsViewInner() {
           </h1>
           {/* One line, always: the news of changes elsewhere takes the description's place, so nothing moves. */}
           <p className="live-line" data-news={news ? 'yes' : 'no'}>
-            {news ? null : <span className="live-line__about">{isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}</span>}
+            {news ? null : <span className="live-line__about">{isAdmin ? 'Every plant, whoever added it.' : 'The plants you added.'}</span>}
             <span className="live-status" data-testid="live" data-state={live.live ? 'on' : 'off'} title="Changes made elsewhere appear here as they happen">
               {live.live ? 'Live' : 'Connecting…'}
             </span>
@@ -263,6 +263,7 @@ function PlantsViewInner() {
                 columns={columns}
                 sort={query.sort}
                 onSort={(sort) => go({ ...query, sort, cursor: undefined })}
+                sortKeys={PLANT_SORT_KEYS.filter((key) => key === 'name' || available.includes(key))}
                 selection={selectionView}
                 editing={editing}
                 onEdit={onEdit}
