@@ -88,6 +88,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
         ),
         action: {
           label: 'Undo',
+          shortcut: 'undo',
           run: async () => {
             try {
               ownChange([saved.id]);
@@ -126,7 +127,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
         ) : (
           `Deleted ${plural(rows.length, '1 plant', 'plants')}${gone}.`
         ),
-        ...(undoable && result.doneIds.length > 0 ? { action: { label: 'Undo', run: () => restore(rows, result.doneIds) } } : {}),
+        ...(undoable && result.doneIds.length > 0 ? { action: { label: 'Undo', shortcut: 'undo' as const, run: () => restore(rows, result.doneIds) } } : {}),
       });
     },
 
