@@ -83,7 +83,7 @@ test.describe('the live feed across two instances on PostgreSQL', () => {
     // Created on B: A says so at once (the page has room for it), and Refresh (a refetch, not a reload) brings it in.
     const createdAt = await send('POST', '/api/plants', `{"id":${plantId},"name":"Made on B","tag":"remote"}`);
     const news = page.getByTestId('live-news');
-    await expect(news).toHaveText('1 plant added elsewhere belongs on this page.', { timeout: LIVE_WITHIN_MS });
+    await expect(news).toHaveText('1 new plant belongs here.', { timeout: LIVE_WITHIN_MS });
     const createSeenMs = Date.now() - createdAt;
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });

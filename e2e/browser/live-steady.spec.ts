@@ -57,7 +57,7 @@ test('a change made elsewhere moves nobody: focus on a cell and on a sort header
   const header = page.getByRole('columnheader', { name: /^Name/ }).getByRole('button');
   await header.focus();
   await rest.mustCreatePlant(token, { id: id(100), name: 'Plant 05b' });
-  await expect(news).toHaveText('1 plant added elsewhere belongs on this page; 1 more changed elsewhere, not on this page.');
+  await expect(news).toHaveText('1 new plant belongs here; 1 more changed elsewhere, not on this page.');
   expect(await focused(page)).toEqual({ target: await header.textContent(), row: null });
   expect(await rowTops(page)).toEqual(before);
 

@@ -14,7 +14,7 @@ test.describe('live, sessions and the address', () => {
     const sentAt = Date.now();
     await rest.mustCreatePlant(token, { id: base + 9n, name: 'Live 9, made by a program' });
     // The page has room for it: it belongs on this page.
-    await expect(page.getByTestId('live-news')).toHaveText('1 plant added elsewhere belongs on this page.');
+    await expect(page.getByTestId('live-news')).toHaveText('1 new plant belongs here.');
     expect(Date.now() - sentAt).toBeLessThan(3_000);
     // Renamed to sort last: it is marked in place, not moved.
     const renamed = await fetch(`${baseURL}/api/plants/${base}`, {

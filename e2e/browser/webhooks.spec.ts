@@ -311,7 +311,7 @@ test.describe('webhooks (admins)', () => {
     }
   });
 
-  test('a queue held by a failing delivery: the rest say “after #N”; retry all, discard and retry the failed; the row actions fit at 1280 and 375 px', async ({
+  test('a queue held by a failing delivery: the rest say “after #N”; retry all, discard and retry the failed; the row actions fit at 375, 1024, 1280 and 1920 px', async ({
     page,
     adminToken,
     rest,
@@ -339,10 +339,8 @@ test.describe('webhooks (admins)', () => {
       await signIn(page, adminToken, 'admin', pinnedLog(endpoint.id, lastHeldId));
       await expect(deliveryRow(page, held.at(-1)!).locator('td[data-label="Next try"]')).toHaveText(`after #${headId}`);
       for (const id of held) if ((await deliveryRow(page, id).count()) > 0) await expect(deliveryRow(page, id).locator('td[data-label="Next try"]')).toHaveText(`after #${headId}`);
-      await page.goto(pinnedLog(endpoint.id, headId));
-      await expect(deliveryRow(page, first).locator('td[data-label="Next try"]')).toHaveText(/^(due now|\D*\d.*)$/);
 
-      for (const width of [1280, 375]) {
+      for (const width of [1280, 375, 1024, 1920]) {
         await page.setViewportSize({ width, height: 900 });
         await expect(page.locator('table.deliveries-table')).toHaveAttribute('data-fit-width', /^[1-9]/);
         // Each row's buttons lie inside their cell: nothing cut off by it.
@@ -359,11 +357,13 @@ test.describe('webhooks (admins)', () => {
         await expectWithinWidth(page.locator('.backlog__actions').getByRole('button'), width);
         for (const scheme of ['light', 'dark'] as const) {
           await page.emulateMedia({ colorScheme: scheme });
-          await shot(page, `webhook-queue-${width}-${scheme}`);
+          await shot(page, `50-webhook-queue-${width}-${scheme}`);
         }
       }
       await page.setViewportSize({ width: 1280, height: 900 });
       await page.emulateMedia({ colorScheme: 'light' });
+      await page.goto(pinnedLog(endpoint.id, headId));
+      await expect(deliveryRow(page, first).locator('td[data-label="Next try"]')).toHaveText(/^(due now|\D*\d.*)$/);
 
       const counts = page.getByTestId('delivery-counts');
       const waiting = Number(await counts.locator('dd').first().textContent());

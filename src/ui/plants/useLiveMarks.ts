@@ -273,7 +273,9 @@ export function newsText(news: LiveNews): string {
   if (news.resync) return 'Many plants changed elsewhere meanwhile.';
   const parts: string[] = [];
   const here = news.here.length;
-  if (here > 0) parts.push(`${plants(here)} ${verbs(news.here)} elsewhere ${here === 1 ? 'belongs' : 'belong'} on this page`);
+  // Short: the line shares the heading's width with the view's buttons (whole in its title and to screen readers).
+  const belong = here === 1 ? 'belongs here' : 'belong here';
+  if (here > 0) parts.push(news.here.every((kind) => kind === 'created') ? `${here === 1 ? '1 new plant' : `${count.format(here)} new plants`} ${belong}` : `${plants(here)} ${verbs(news.here)} elsewhere ${belong}`);
   const notHere = news.notHere.length;
   if (notHere > 0) parts.push(`${here > 0 ? `${count.format(notHere)} more` : plants(notHere)} ${verbs(news.notHere)} elsewhere, not on this page`);
   const unknown = news.unknown.length;

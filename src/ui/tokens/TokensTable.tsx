@@ -1,6 +1,6 @@
 'use client';
 
-import { ShieldAlert, ShieldMinus, ShieldPlus } from 'lucide-react';
+import { ShieldAlert, UserCog } from 'lucide-react';
 
 import type { RouterOutputs } from '@/ui/trpc';
 
@@ -145,7 +145,7 @@ export function TokensTable({
                         title={token.role === 'admin' ? 'Make a member' : 'Make an admin'}
                         onClick={() => onChangeRole(token)}
                       >
-                        {token.role === 'admin' ? <ShieldMinus className="icon" aria-hidden="true" /> : <ShieldPlus className="icon" aria-hidden="true" />}
+                        <UserCog className="icon" aria-hidden="true" />
                       </button>
                       {token.lastAdminToken ? (
                         <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">

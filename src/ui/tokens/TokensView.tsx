@@ -3,7 +3,7 @@
 import { KeyRound, ShieldAlert } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 
-import { TOKEN_EXPIRY_DAYS_MAX, tokenExpiryDaysSchema, userNameSchema } from '@/shared/users';
+import { tokenExpiryDaysSchema, userNameSchema } from '@/shared/users';
 import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from '../ConfirmDialog';
@@ -192,7 +192,7 @@ function TokensAdmin() {
           <Field
             id="token-expiry"
             label="Expires after (days)"
-            hint={`Empty: it works until revoked. 1 to ${TOKEN_EXPIRY_DAYS_MAX.toLocaleString()}.`}
+            hint="Empty: until revoked."
             inputMode="numeric"
             autoComplete="off"
             value={expiry}
