@@ -311,13 +311,7 @@ test.describe('webhooks (admins)', () => {
     }
   });
 
-  test('a queue held by a failing delivery: the rest say “after #N”; retry all, discard and retry the failed; the row actions fit at 375, 1024, 1280 and 1920 px', async ({
-    page,
-    adminToken,
-    rest,
-    baseURL,
-    shot,
-  }) => {
+  test('a held queue: “after #N”; retry all, discard, retry the failed; row actions fit, 375–1920 px', async ({ page, adminToken, rest, baseURL, shot }) => {
     const first = uniqueId();
     let failing = true;
     receiver.answer((request) => (failing && eventOf(request).plantId === first.toString() ? { status: 500, body: 'down' } : { status: 200 }));
