@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 
 import { config, ConfigError } from './config';
+import { databaseEngine } from './db/database-url';
 import { keepHeapSmall } from './heap';
 
 const dev = process.argv.includes('--dev');
@@ -90,6 +91,8 @@ async function main(): Promise<void> {
   ]);
   // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
   const listVersions = keepPlantListVersions(settings.DATABASE_URL);
+  // On PostgreSQL the instances share each token's rate-limit budget (and each address group's), in the database.
+  const rateBudget = databaseEngine(settings.DATABASE_URL) === 'postgresql' ? await import('./db/rate-budget') : undefined;
   // One key and one target policy, for the endpoints' rows and for the sender alike.
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
     log: logger,
     observer,
     requestLog: requestLogger,
+    sharedBudget: rateBudget?.sharedRateBudget,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
       return { webhooks: await webhookCounts() };
@@ -123,6 +127,7 @@ async function main(): Promise<void> {
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
   const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
+  const budgetSweep = rateBudget?.startRateBudgetSweep({ onError: (error) => logger.warn({ err: error }, 'sweeping full rate-limit budgets failed') });
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key
     ? startWebhookWorker({
@@ -140,6 +145,7 @@ async function main(): Promise<void> {
     process.once(signal, async () => {
       console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
       sweep.stop();
+      budgetSweep?.stop();
       await Promise.all([server.close(), webhooks?.stop()]);
       listVersions.stop();
       await db.$disconnect();

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { projectRoot } from '../paths';
 
-import type { DatabaseEngine } from './database-url';
+import { type DatabaseEngine, databaseEngine, postgresConnection } from './database-url';
 
 const prismaDir = path.join(projectRoot, 'prisma');
 
@@ -17,7 +17,8 @@ export type EngineLayout = {
    * Tables the migrations make that no Prisma schema can declare, so that a schema diff (`npm run
    * db:new-migration`, the drift test, Prisma's CLI through prisma.config.ts) leaves them be: on SQLite the
    * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search), and the
-   * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters).
+   * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters); on PostgreSQL the
+   * rate-limit budgets the instances share, an UNLOGGED table (migration *_shared_rate_budget).
    */
   externalTables: string[];
 };
@@ -35,6 +36,18 @@ export const engineLayouts: Record<DatabaseEngine, EngineLayout> = {
     schemaPath: path.join(prismaDir, 'postgresql', 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'postgresql', 'migrations'),
     provider: 'postgresql',
-    externalTables: [],
+    externalTables: ['RateBudget'],
   },
 };
+
+/**
+ * The external tables as the schema engine takes them for a database: PostgreSQL's qualified with the schema
+ * the URL names (`?schema=`, else public), as Prisma requires where a database has schemas.
+ */
+export function externalTablesFor(databaseUrl: string): string[] {
+  const engine = databaseEngine(databaseUrl);
+  const { externalTables } = engineLayouts[engine];
+  if (engine === 'sqlite') return externalTables;
+  const schema = postgresConnection(databaseUrl).schema ?? 'public';
+  return externalTables.map((table) => `${schema}.${table}`);
+}

@@ -10,7 +10,7 @@ import { createMetricsRoute, METRICS_PATH } from './observability/metrics-route'
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
-import { createAuthGuard } from './guards/auth';
+import { type AuthGuardOptions, createAuthGuard } from './guards/auth';
 import { createClientAddresses } from './guards/client-address';
 import { createWorkQueue } from './guards/work-queue';
 import { logWhenAnswered } from './guards/request-log';
@@ -35,6 +35,8 @@ export type FrontOptions = {
   log: Logger;
   /** Where each request's line goes (log.ts's `requestLogger`); `log` when not given. */
   requestLog?: Logger;
+  /** The rate-limit budgets every instance shares (PostgreSQL); without it each limit is this process's. */
+  sharedBudget?: AuthGuardOptions['sharedBudget'];
   /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
   checkHealth: () => Promise<Record<string, unknown> | void>;
   pages: PagesDoor;
@@ -73,7 +75,12 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, pages } = options;
   const requestLog = options.requestLog ?? log;
-  const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
+  const authenticate = createAuthGuard({
+    perToken: config.RATE_LIMIT_PER_TOKEN,
+    authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES,
+    sharedBudget: options.sharedBudget,
+    log,
+  });
   // One queue for every door: the calls being worked on at once, server-wide.
   const waitForTurn = createWorkQueue();
   const answerRest = createRestChain({ router, authenticate, waitForTurn, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
