@@ -25,6 +25,8 @@ export function appEnv(checkout: Checkout, port: number, databaseUrl: string): R
     HOSTNAME_TO_BIND: '127.0.0.1',
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_TOKEN: BENCH_RATE_LIMIT,
+    // No balancer watches its health: a SIGTERM stops it at once.
+    SHUTDOWN_DRAIN_MS: '0',
     ...(checkout.kind === 'next' ? { NEXT_DIST_DIR: OLD_DIST_DIR } : {}),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The server (`npm start` runs the bundle of this file): configuration → database (migrations, then the
  * client) → first admin → the one node:http server. `--dev` serves the pages from Next.js's development server instead
- * of the static export. SIGTERM and SIGINT stop accepting connections, let the requests in flight finish,
- * then exit.
+ * of the static export. SIGTERM reports the instance not ready for SHUTDOWN_DRAIN_MS while still serving, then
+ * (like SIGINT at once) stops accepting connections, lets the requests in flight finish, and exits.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,8 @@ async function main(): Promise<void> {
   // Neither metrics nor traces: the front runs without an observer at all.
   const observer = metrics || tracing ? (await import('./http/observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
   if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
+  // Set by SIGTERM: the drain window, in which /api/health answers 503 while requests are still served.
+  let draining = false;
   const pages = dev
     ? await (await import('./http/pages-dev')).startDevPages(projectRoot)
     : (await import('./http/pages')).loadStaticPages(path.join(path.dirname(fileURLToPath(import.meta.url)), 'pages'), logger);
@@ -113,8 +115,9 @@ async function main(): Promise<void> {
     sharedBudget: rateBudget?.sharedRateBudget,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
-      return { webhooks: await webhookCounts() };
     },
+    operatorHealth: async () => ({ webhooks: await webhookCounts() }),
+    isDraining: () => draining,
     pages,
   });
   const server = await startHttpServer(front, {
@@ -141,19 +144,39 @@ async function main(): Promise<void> {
       })
     : null;
   if (!webhooks) logger.info({}, 'webhooks are off: WEBHOOKS_SECRET_KEY is not set');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, async () => {
-      console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
-      sweep.stop();
-      budgetSweep?.stop();
-      await Promise.all([server.close(), webhooks?.stop()]);
-      listVersions.stop();
-      await db.$disconnect();
-      // What is still batched goes to the collector before the process ends.
-      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));
-      process.exit(0);
-    });
-  }
+  // SIGTERM (an orchestrator, a deploy): first the drain window, SHUTDOWN_DRAIN_MS, so that the load balancer's
+  // health checks see 503 and stop sending here while every request still gets its answer; then stop. SIGINT
+  // (Ctrl-C) skips the window; a second signal ends the window early, a third does not wait for anything.
+  let endWindow: (() => void) | undefined;
+  let closing = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (closing) {
+      console.log(`${signal}: stopping without waiting for the requests in flight`);
+      process.exit(1);
+    }
+    if (draining) return endWindow?.();
+    draining = true;
+    const windowMs = signal === 'SIGTERM' ? settings.SHUTDOWN_DRAIN_MS : 0;
+    if (windowMs > 0) {
+      console.log(`${signal}: /api/health answers 503 (draining) for ${windowMs} ms; requests are still served, each on a connection that closes after its answer`);
+      server.closeAfterEachAnswer();
+      await new Promise<void>((resolve) => {
+        endWindow = resolve;
+        setTimeout(resolve, windowMs);
+      });
+    }
+    closing = true;
+    console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
+    sweep.stop();
+    budgetSweep?.stop();
+    await Promise.all([server.close(), webhooks?.stop()]);
+    listVersions.stop();
+    await db.$disconnect();
+    // What is still batched goes to the collector before the process ends.
+    await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));
 }
 
 main().catch((error: unknown) => {

@@ -6,7 +6,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import type { Config } from '@/server/config';
 import type { Logger } from '@/server/log';
 import type { FrontObserver } from './observability/front-observer';
-import { createMetricsRoute, METRICS_PATH } from './observability/metrics-route';
+import { createMetricsRoute, METRICS_PATH, metricsTokenCheck } from './observability/metrics-route';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
@@ -37,8 +37,12 @@ export type FrontOptions = {
   requestLog?: Logger;
   /** The rate-limit budgets every instance shares (PostgreSQL); without it each limit is this process's. */
   sharedBudget?: AuthGuardOptions['sharedBudget'];
-  /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
-  checkHealth: () => Promise<Record<string, unknown> | void>;
+  /** Resolves when the database answers. */
+  checkHealth: () => Promise<void>;
+  /** Figures `GET /api/health` adds for the holder of METRICS_TOKEN (the webhook queue), and for nobody else. */
+  operatorHealth?: () => Promise<Record<string, unknown>>;
+  /** True once a shutdown began: `GET /api/health` answers 503 (draining) while requests are still served. */
+  isDraining?: () => boolean;
   pages: PagesDoor;
 };
 
@@ -73,7 +77,7 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  * fault is logged under the request id, never a crash.
  */
 export function createFront(options: FrontOptions) {
-  const { config, router, log, checkHealth, pages } = options;
+  const { config, router, log, checkHealth, operatorHealth, isDraining, pages } = options;
   const requestLog = options.requestLog ?? log;
   const authenticate = createAuthGuard({
     perToken: config.RATE_LIMIT_PER_TOKEN,
@@ -89,19 +93,24 @@ export function createFront(options: FrontOptions) {
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
   const serveExport = createExportRoute({ authenticate });
   const serveMetrics = config.METRICS === 'off' ? undefined : createMetricsRoute(config.METRICS_TOKEN);
+  const isOperator = config.METRICS === 'off' || config.METRICS_TOKEN === undefined ? () => false : metricsTokenCheck(config.METRICS_TOKEN);
   const observer = options.observer;
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
-  const serviceRoutes = new Map<string, () => Promise<Reply>>([
+  const serviceRoutes = new Map<string, (request: FrontRequest) => Promise<Reply>>([
     [
       `${API_BASE_PATH}/health`,
-      async () => {
-        const figures = await checkHealth().then(
-          (more) => more ?? {},
-          () => null,
+      // What a load balancer asks: whether to send requests here. Anonymous callers learn that and no more; the
+      // webhook queue's figures are the METRICS_TOKEN holder's (and /api/metrics's).
+      async (request) => {
+        if (isDraining?.()) throw refuse('draining', 'this instance is shutting down: send new requests to another one');
+        const reachable = await checkHealth().then(
+          () => true,
+          () => false,
         );
-        if (!figures) throw refuse('unavailable', 'the database cannot be reached');
+        if (!reachable) throw refuse('unavailable', 'the database cannot be reached');
+        const figures = operatorHealth && isOperator(request) ? await operatorHealth().catch(() => ({})) : {};
         return jsonReply(200, JSON.stringify({ status: 'ok', database: 'ok', ...figures }));
       },
     ],
@@ -115,9 +124,9 @@ export function createFront(options: FrontOptions) {
     ],
   ]);
 
-  async function serveService(request: FrontRequest, answer: () => Promise<Reply>): Promise<Reply> {
+  async function serveService(request: FrontRequest, answer: (request: FrontRequest) => Promise<Reply>): Promise<Reply> {
     request.trace.door = 'service';
-    if (request.method === 'GET' || request.method === 'HEAD') return answer();
+    if (request.method === 'GET' || request.method === 'HEAD') return answer(request);
     const allow = { Allow: 'GET, HEAD, OPTIONS' };
     if (request.method === 'OPTIONS') return jsonReply(204, null, allow);
     throw refuse('methodNotAllowed', `${request.method} is not allowed on ${request.url.pathname}; use GET, HEAD`, allow);
