@@ -6,6 +6,8 @@
  * auth cache's lifetime) and, on SQLite only, rate-limit buckets (on PostgreSQL one budget per token and
  * per address is shared, taken in slices: a token gets at most its burst and less than a slice per instance).
  */
+import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseConfig } from '@/server/config';
@@ -18,6 +20,8 @@ import { createTestDatabase, type TestDatabase, testEngine } from '@test-support
 import { api, rawRequest } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
 import { trpcCall } from '@test-support/trpc-client';
+
+const METRICS_TOKEN = randomBytes(32).toString('hex');
 
 let database: TestDatabase;
 let first: RunningServer;
@@ -127,6 +131,13 @@ describe('a revoked token on both instances', () => {
   });
 });
 
+/** The calls an instance made to the shared rate-limit budget so far, from its metrics. */
+async function budgetCalls(server: RunningServer): Promise<number> {
+  const scrape = await api(server.baseUrl, METRICS_TOKEN).get('/api/metrics');
+  expect(scrape.status).toBe(200);
+  return [...scrape.text.matchAll(/^plantstore_rate_budget_calls_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
 describe('rate limits', () => {
   let limitedFirst: RunningServer;
   let limitedSecond: RunningServer;
@@ -137,7 +148,7 @@ describe('rate limits', () => {
   const FAILURES = 5;
 
   beforeAll(async () => {
-    [limitedFirst, limitedSecond] = await startPair({ RATE_LIMIT_PER_TOKEN: `${BURST}/0.01`, RATE_LIMIT_AUTH_FAILURES: `${FAILURES}/0.01` });
+    [limitedFirst, limitedSecond] = await startPair({ RATE_LIMIT_PER_TOKEN: `${BURST}/0.01`, RATE_LIMIT_AUTH_FAILURES: `${FAILURES}/0.01`, METRICS_TOKEN });
   }, 180_000);
 
   afterAll(async () => {
@@ -162,6 +173,15 @@ describe('rate limits', () => {
       const onSecond = await served(api(limitedSecond.baseUrl, busy.token), 20);
       console.log(`[instances] rate limit ${BURST}/0.01 on PostgreSQL: ${BURST + 20} lists on instance 1 → ${onFirst} served; then 20 on instance 2 → ${onSecond} served`);
       expect({ onFirst, onSecond }).toEqual({ onFirst: BURST, onSecond: 0 });
+
+      // A flood from the spent token costs the database nothing more: each instance learnt the budget's level
+      // and refuses without asking until the refill (one unit per 100 s) could cover a request.
+      const callsBefore = await Promise.all([limitedFirst, limitedSecond].map(budgetCalls));
+      const flood = await Promise.all(Array.from({ length: 200 }, (_, index) => api([limitedFirst, limitedSecond][index % 2]!.baseUrl, busy.token).get('/api/plants?limit=1')));
+      expect(flood.filter((response) => response.status !== 429)).toEqual([]);
+      const callsAfter = await Promise.all([limitedFirst, limitedSecond].map(budgetCalls));
+      console.log(`[instances] 200 more requests from the spent token: ${callsAfter[0]! - callsBefore[0]!} and ${callsAfter[1]! - callsBefore[1]!} calls to the shared budget`);
+      expect(callsAfter.map((after, index) => after - callsBefore[index]!)).toEqual([0, 0]);
     });
 
     it(`give a token at most its burst and less than a slice per instance, all at once on both (burst ${BURST} + 2 × ${SLICE - 1})`, async () => {
