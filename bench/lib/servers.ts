@@ -61,12 +61,14 @@ export function startApp(options: {
   databaseUrl: string;
   nodeFlags?: string[];
   ipc?: boolean;
+  /** Settings beside the bench's (appEnv), which they override. */
+  env?: Record<string, string>;
 }): Server {
   return startProcess({
     name: options.name,
     command: process.execPath,
     args: [...(options.nodeFlags ?? []), ...appArgs(options.checkout)],
-    env: appEnv(options.checkout, options.port, options.databaseUrl),
+    env: { ...appEnv(options.checkout, options.port, options.databaseUrl), ...options.env },
     port: options.port,
     cwd: options.checkout.dir,
     ipc: options.ipc,
