@@ -59,9 +59,7 @@ export async function startServer(options: { database?: TestDatabase; env?: Reco
   const dir = options.dir ?? projectRoot;
   const child = spawn(process.execPath, [path.join(dir, TEST_BUILD_DIR, 'server.mjs')], {
     cwd: dir,
-    // No balancer watches a test server's health, so its SIGTERM skips the drain window (a test that is about
-    // the window sets SHUTDOWN_DRAIN_MS itself): every stop would otherwise take 5 s more.
-    env: childEnv({ SHUTDOWN_DRAIN_MS: '0', ...options.env, PORT: String(port), DATABASE_URL: databaseUrl, HOSTNAME_TO_BIND: '127.0.0.1' }),
+    env: childEnv({ ...options.env, PORT: String(port), DATABASE_URL: databaseUrl, HOSTNAME_TO_BIND: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

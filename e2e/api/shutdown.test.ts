@@ -303,6 +303,13 @@ describe('SIGTERM with a drain window (SHUTDOWN_DRAIN_MS)', () => {
       const list = () => rawRequest(server.baseUrl, { method: 'GET', path: '/api/plants', headers: { Authorization: `Bearer ${server.adminToken}` }, agent: keepAlive });
       // A kept-alive connection before the SIGTERM stays open after its answer.
       expect((await list()).headers.get('connection')).toBe('keep-alive');
+      // An open live feed: it has no end of its own, so the shutdown ends it once the window is over.
+      const feed = await fetch(`${server.baseUrl}/api/trpc/plants.changes`, { headers: { authorization: `Bearer ${server.adminToken}`, accept: 'text/event-stream' } });
+      expect(feed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const feedEnded = feed.text().then(
+        () => Date.now(),
+        () => Date.now(),
+      );
       const termAt = Date.now();
       server.kill('SIGTERM');
       await eventuallyTrue(async () => (await rawRequest(server.baseUrl, { method: 'GET', path: '/api/health' })).status === 503, 5_000);
@@ -315,7 +322,11 @@ describe('SIGTERM with a drain window (SHUTDOWN_DRAIN_MS)', () => {
       }
       const exit = await server.exit;
       expect(exit).toEqual({ code: 0, signal: null });
-      expect(Date.now() - termAt).toBeGreaterThanOrEqual(WINDOW_MS);
+      const exitedAfter = Date.now() - termAt;
+      expect(exitedAfter).toBeGreaterThanOrEqual(WINDOW_MS);
+      // The feed ended when the window did, not when the 10 s for requests in flight ran out.
+      expect((await feedEnded) - termAt).toBeLessThan(WINDOW_MS + 5_000);
+      expect(exitedAfter).toBeLessThan(WINDOW_MS + 5_000);
       await expect(rawRequest(server.baseUrl, { method: 'GET', path: '/api/health' })).rejects.toThrow(/ECONNREFUSED/);
       keepAlive.destroy();
     } finally {

@@ -55,30 +55,34 @@ describe('rate limiter', () => {
 function sharedBudget(policy: RateLimitPolicy, clock: () => number) {
   const rows = new Map<string, { tokens: number; at: number }>();
   const calls: { key: string; need: number; want: number }[] = [];
+  let grantedInAll = 0;
   const budget: SharedBudget = async (key, need, want) => {
     calls.push({ key, need, want });
     const row = rows.get(key) ?? { tokens: policy.burst, at: clock() };
     const level = Math.min(policy.burst, row.tokens + ((clock() - row.at) / 1000) * policy.perSecond);
     const granted = level >= need ? Math.min(want, Math.floor(level)) : 0;
+    grantedInAll += granted;
     rows.set(key, { tokens: level - granted, at: clock() });
     return { granted, level: level - granted };
   };
-  return { budget, calls };
+  return { budget, calls, granted: () => grantedInAll };
 }
 
 describe('shared rate limiter', () => {
-  it('takes a slice at a time: most requests make no call', async () => {
+  it('takes a slice at a time, topped up in the background: most requests make no call, and only the first waits for one', async () => {
     const time = 0;
     const { budget, calls } = sharedBudget({ burst: 600, perSecond: 100 }, () => time);
     const take = createSharedRateLimiter({ burst: 600, perSecond: 100 }, budget, { now: () => time });
-    expect(sliceOf({ burst: 600, perSecond: 100 })).toBe(12);
-    for (let index = 0; index < 120; index++) expect((await take('a')).allowed).toBe(true);
-    expect(calls).toHaveLength(10);
-    // The first request of a slice waits for its call; the rest are answered at once, without a promise.
-    const first = take('a');
-    expect(first).toBeInstanceOf(Promise);
-    await first;
-    expect(take('a')).toEqual({ allowed: true });
+    expect(sliceOf({ burst: 600, perSecond: 100 })).toBe(24);
+    let waited = 0;
+    for (let index = 0; index < 240; index++) {
+      const decision = take('a');
+      if (decision instanceof Promise) waited++;
+      expect((await decision).allowed).toBe(true);
+    }
+    // The first call takes a slice; then a call tops it up each time half of it is spent.
+    expect(calls.length).toBeLessThanOrEqual(1 + 240 / 12);
+    expect(waited).toBe(1);
   });
 
   it('spends one budget from two instances: a burst spent on one is spent on the other', async () => {
@@ -96,25 +100,51 @@ describe('shared rate limiter', () => {
   it('never serves more than the burst and what each instance holds back, alternating or at once', async () => {
     const time = 0;
     const policy = { burst: 100, perSecond: 0.001 };
-    const { budget } = sharedBudget(policy, () => time);
+    const { budget, granted } = sharedBudget(policy, () => time);
     const slice = 7;
     const instances = [0, 1, 2].map(() => createSharedRateLimiter(policy, budget, { slice, now: () => time }));
     const decisions = await Promise.all(Array.from({ length: 300 }, (_, index) => instances[index % 3]!('a', 1 + (index % 4))));
     const costs = decisions.map((decision, index) => (decision.allowed ? 1 + (index % 4) : 0));
     const spent = costs.reduce((sum, cost) => sum + cost, 0);
     expect(spent).toBeLessThanOrEqual(100);
-    // Units granted to an instance and not spent stay there: less than a slice each.
-    expect(spent).toBeGreaterThan(100 - 3 * slice);
+    // Units granted to an instance and not spent stay there: at most a slice each.
+    expect(spent).toBeGreaterThanOrEqual(100 - 3 * slice);
+    expect(granted() - spent).toBeLessThanOrEqual(3 * slice);
+  });
+
+  it('never holds more than a slice of units between requests, whatever the costs', async () => {
+    let time = 0;
+    const policy = { burst: 1_000, perSecond: 1_000_000 };
+    const { budget, granted } = sharedBudget(policy, () => time);
+    const take = createSharedRateLimiter(policy, budget, { slice: 20, now: () => time });
+    let spent = 0;
+    for (let index = 0; index < 300; index++) {
+      const cost = 1 + ((index * 7) % 13);
+      time += 10;
+      expect((await take('a', cost)).allowed).toBe(true);
+      spent += cost;
+      // Let a top-up in the background land.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(granted() - spent, `after request ${index}`).toBeLessThanOrEqual(20);
+    }
   });
 
   it('asks once at a time per key: requests that arrive during a call wait for it', async () => {
     const time = 0;
     const policy = { burst: 50, perSecond: 1 };
-    const { budget, calls } = sharedBudget(policy, () => time);
+    const { budget: answer } = sharedBudget(policy, () => time);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const budget: SharedBudget = async (key, need, want) => {
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight--;
+      return answer(key, need, want);
+    };
     const take = createSharedRateLimiter(policy, budget, { slice: 10, now: () => time });
-    const decisions = await Promise.all(Array.from({ length: 30 }, () => take('a')));
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => take('a')));
     expect(decisions.every((decision) => decision.allowed)).toBe(true);
-    expect(calls).toHaveLength(3);
+    expect(mostInFlight).toBe(1);
   });
 
   it('refuses a flood without a call until the budget can have refilled what a request needs', async () => {

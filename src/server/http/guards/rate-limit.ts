@@ -55,11 +55,12 @@ export type BudgetGrant = { granted: number; level: number };
 export type SharedBudget = (key: string, need: number, want: number) => Promise<BudgetGrant>;
 
 /**
- * The share of the burst an instance takes from the shared budget at a time: 1/50 of it (12 of the default
- * 600), at least one. An instance holds less than a slice of a token's units between its requests, so with N
- * instances a token gets at most burst + N × (slice − 1) at once (docs/configuration.md).
+ * The most units of a token's budget an instance holds: 1/25 of the burst (24 of the default 600), at least one.
+ * It tops its units up to a slice when they fall to half of one, in the background, so requests rarely wait
+ * for a call; it never holds more than a slice, so with N instances a token gets at most burst + N × slice at
+ * once (docs/configuration.md).
  */
-export const SLICES_PER_BURST = 50;
+export const SLICES_PER_BURST = 25;
 export const sliceOf = (policy: RateLimitPolicy): number => Math.max(1, Math.ceil(policy.burst / SLICES_PER_BURST));
 
 /** How long a take waits for the shared budget before this process decides alone, and for how long it then does. */
@@ -78,7 +79,7 @@ export type SharedRateLimiterOptions = {
 
 /** What this process holds of one key's shared budget. */
 type Held = {
-  /** Units taken from the shared budget and not spent yet: less than a slice between requests. */
+  /** Units taken from the shared budget and not spent yet: never more than a slice. */
   units: number;
   /**
    * The shared budget's level after this process's last call, sent at `levelAt`. The budget only refills
@@ -87,17 +88,18 @@ type Held = {
    */
   level: number;
   levelAt: number;
-  /** The call in flight for this key: one at a time, the other requests wait for it. */
-  asking?: Promise<unknown>;
+  /** The call in flight for this key: one at a time; a request its units do not cover waits for it. */
+  asking?: Promise<number | undefined>;
 };
 
 /**
  * A budget per key shared by every instance, spent here a slice at a time. A request that this process's
- * units cover is decided at once, without a round trip (most requests: one call per slice of units); one
- * they do not cover asks the shared budget for what it lacks plus the next slice, one call per key at a
- * time; one the shared budget cannot cover, by what this process last learnt of its level, is refused at
- * once. So a flood from one token costs the database at most one call per unit the token is granted (its
- * refill rate), however many requests it sends.
+ * units cover is decided at once, without a round trip; when that leaves half a slice or less, one call in the
+ * background tops the units up to a slice (most requests: no call, and none waits for one). A request the
+ * units do not cover asks for what it lacks and the rest of a slice, one call per key at a time; one the
+ * shared budget cannot cover, by what this process last learnt of its level, is refused at once. So a flood
+ * from one token costs the database at most one call per unit the token is granted (its refill rate), however
+ * many requests it sends.
  *
  * The database slow or down: a call unanswered within `timeoutMs`, or failed, makes this process decide
  * alone (`createRateLimiter`, the policy per instance) for `aloneForMs`, then one call tries again. A request
@@ -113,6 +115,7 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     now = () => performance.now(),
     onCall = () => {},
   } = options;
+  const lowWater = Math.floor(slice / 2);
   const alone = createRateLimiter(policy, { maxKeys, now });
   const held = new Map<string, Held>();
   /** When the shared budget last failed; while the process decides alone, one call at a time tries it again. */
@@ -132,35 +135,34 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     return entry;
   }
 
-  function ask(key: string, entry: Held, cost: number, probe: boolean): Promise<RateDecision> {
+  /** The most the shared budget can hold now, by this process's last call. */
+  const mostThere = (entry: Held) => Math.min(policy.burst, entry.level + ((now() - entry.levelAt) / 1000) * policy.perSecond);
+
+  /**
+   * One call for `need` to `want` units. Resolves to what it granted (the caller adds it to the units before
+   * anything waiting on `asking` runs: its reaction comes first), or undefined when it failed.
+   */
+  function call(key: string, entry: Held, need: number, want: number, probe: boolean): Promise<number | undefined> {
     if (probe) probing = true;
-    // The units held go towards this request and no other while the call is out.
-    const reserved = entry.units;
-    entry.units = 0;
-    const need = cost - reserved;
     const sentAt = now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the shared rate-limit budget did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
-    const asking = Promise.race([budget(key, need, Math.max(need, slice)), timeout])
+    const asking = Promise.race([budget(key, need, want), timeout])
       .then(
-        ({ granted, level }): RateDecision => {
+        ({ granted, level }) => {
           failedAt = undefined;
           onCall(granted > 0 ? 'granted' : 'refused');
           entry.level = level;
           entry.levelAt = sentAt;
-          entry.units = reserved + granted;
-          if (granted < need) return refused(policy, need - level);
-          entry.units -= cost;
-          return ALLOWED;
+          return granted;
         },
-        (error: unknown): RateDecision => {
+        (error: unknown) => {
           // Units granted after the timeout are not counted here: the budget only loses them.
           failedAt = now();
           onCall('failed', error);
-          entry.units += reserved;
-          return alone(key, cost);
+          return undefined;
         },
       )
       .finally(() => {
@@ -172,19 +174,42 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     return asking;
   }
 
+  /** Tops the units up to a slice in the background, when the shared budget can have a unit. */
+  function topUp(key: string, entry: Held, probe: boolean): void {
+    if (entry.asking || mostThere(entry) < 1) return;
+    void call(key, entry, 1, slice - entry.units, probe).then((granted) => {
+      if (granted) entry.units += granted;
+    });
+  }
+
+  /** A request the units do not cover: they go towards it and no other while its call is out. */
+  function ask(key: string, entry: Held, cost: number, probe: boolean): Promise<RateDecision> {
+    const reserved = entry.units;
+    entry.units = 0;
+    const need = cost - reserved;
+    return call(key, entry, need, Math.max(need, slice - reserved), probe).then((granted) => {
+      entry.units += reserved;
+      if (granted === undefined) return alone(key, cost);
+      if (granted < need) return refused(policy, need - entry.level);
+      entry.units += granted - cost;
+      return ALLOWED;
+    });
+  }
+
   return function take(key: string, requested = 1): RateDecision | Promise<RateDecision> {
     const cost = Math.min(requested, policy.burst);
     if (cost <= 0) return ALLOWED;
     const probe = failedAt !== undefined;
     if (probe && (probing || now() - failedAt! < aloneForMs)) return alone(key, requested);
     const entry = heldFor(key);
-    if (entry.asking) return entry.asking.then(() => take(key, requested));
     if (entry.units >= cost) {
       entry.units -= cost;
+      if (entry.units <= lowWater) topUp(key, entry, probe);
       return ALLOWED;
     }
+    if (entry.asking) return entry.asking.then(() => take(key, requested));
     const need = cost - entry.units;
-    const most = Math.min(policy.burst, entry.level + ((now() - entry.levelAt) / 1000) * policy.perSecond);
+    const most = mostThere(entry);
     if (most < need) return refused(policy, need - most);
     return ask(key, entry, cost, probe);
   };
