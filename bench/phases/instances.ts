@@ -7,9 +7,9 @@
  *    PostgreSQL's (the postmaster and its backends), and how busy the whole machine was.
  * 2. The shared rate-limit budget's cost per request beside the parent commit (`--baseline=DIR`, whose buckets
  *    are in the process): one instance each, the same database and policy. The policy gives a burst of 600 (the
- *    default), so a slice of 12 units and a call to the budget per 12 requests, refilled far above the load so
- *    nothing is refused; `app·s1` is this commit with a burst of 50, a slice of one unit: a call per request,
- *    the worst case.
+ *    default), so a slice of 24 units topped up at half: a call to the budget per ~12 requests, refilled far
+ *    above the load so nothing is refused; `app·s1` is this commit with a burst of 25, a slice of one unit: a
+ *    call per request, the worst case.
  *
  * Every instance here is started by the phase, with its policy and a METRICS_TOKEN to read its budget calls.
  */
@@ -24,10 +24,10 @@ import { startApp } from '../lib/servers';
 
 const WORKLOADS = ['list', 'listFresh', 'create'] as const satisfies readonly Workload[];
 const METRICS_TOKEN = 'bench-instances-metrics-token-0123456789abcdef';
-/** The default burst, refilled far above any rate here: slices of 12, never a refusal. */
+/** The default burst, refilled far above any rate here: slices of 24, never a refusal. */
 const SLICED_POLICY = '600/10000000';
-/** A burst of 50: slices of one unit, so every request calls the budget. */
-const EVERY_REQUEST_POLICY = '50/10000000';
+/** A burst of 25: slices of one unit, so every request calls the budget. */
+const EVERY_REQUEST_POLICY = '25/10000000';
 
 /** The calls an instance made to the shared budget so far (its metrics); 0 for a build without them. */
 async function budgetCalls(server: Server): Promise<number> {
@@ -191,7 +191,7 @@ function report(ctx: Context, runs: Run[], postgresMeasured: boolean): void {
       '',
       table(header('budget calls per 1k req'), summary('budget'), align),
       '',
-      `app: this commit, RATE_LIMIT_PER_TOKEN=${SLICED_POLICY} (the default burst: slices of 12, a call per 12 requests). app·s1: this`,
+      `app: this commit, RATE_LIMIT_PER_TOKEN=${SLICED_POLICY} (the default burst: slices of 24 topped up at half, a call per ~12 requests). app·s1: this`,
       `commit, ${EVERY_REQUEST_POLICY} (slices of 1: a call per request, the worst case). base: the parent, ${SLICED_POLICY},`,
       'its bucket in the process. The difference in CPU ms/req is what the shared budget costs a request.',
       '',
