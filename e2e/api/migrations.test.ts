@@ -15,20 +15,21 @@ import { PrismaClient } from '@/generated/prisma-postgresql/client';
 import { postgresConnection } from '@/server/db/database-url';
 import { applyMigrationsInProcesses } from '@test-support/migrations-in-parallel';
 
-import { engineLayouts } from '@/server/db/engines';
+import { engineLayouts, externalTablesFor } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { PRISMA_ADVISORY_LOCK_ID } from '@/server/db/migration-history';
 import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
 
-const { migrationsDir, externalTables } = engineLayouts[testEngine];
+const { migrationsDir } = engineLayouts[testEngine];
 const committed = fs
   .readdirSync(migrationsDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
-// The tables no Prisma schema can declare (the name search's FTS5 tables on SQLite) are left to the migrations.
-const filters = { externalTables, externalEnums: [] };
+// The tables no Prisma schema can declare (the name search's FTS5 tables on SQLite, the shared rate-limit budget
+// on PostgreSQL) are left to the migrations.
+const filtersFor = (databaseUrl: string) => ({ externalTables: externalTablesFor(databaseUrl), externalEnums: [] });
 const silent = () => {};
 
 const databases: TestDatabase[] = [];
@@ -65,7 +66,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
       const diagnosis = await engine.diagnoseMigrationHistory({
         migrationsList: committedMigrations(database.url),
         optInToShadowDatabase: false,
-        filters,
+        filters: filtersFor(database.url),
       });
       expect(diagnosis).toEqual({ hasMigrationsTable: true, history: null, failedMigrationNames: [], editedMigrationNames: [] });
     } finally {
@@ -85,7 +86,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
         to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
         script: true,
         exitCode: true,
-        filters,
+        filters: filtersFor(database.url),
       });
       expect(stdout?.trim() ?? '', 'the SQL a new migration would need').toMatch(/^(-- This is an empty migration\.)?$/);
       expect(exitCode).toBe(0);
@@ -98,7 +99,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
     const byPrisma = await emptyDatabase();
     const { engine, close } = await startSchemaEngine(byPrisma.url);
     try {
-      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters });
+      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters: filtersFor(byPrisma.url) });
       expect(appliedMigrationNames).toEqual(committed);
     } finally {
       await close();
@@ -268,7 +269,7 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
     const url = `${database.url}?schema=plant_store`;
     expect((await applyMigrations({ databaseUrl: url, log: silent })).applied).toEqual(committed);
     const inSchema = await database.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'plant_store' ORDER BY table_name");
-    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantListVersion', 'PlantTombstone', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
+    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantListVersion', 'PlantTombstone', 'RateBudget', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
     expect(await database.tables(), 'nothing in public').toEqual([]);
 
     const { connectionString, schema } = postgresConnection(url);

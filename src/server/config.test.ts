@@ -29,6 +29,7 @@ describe('the environment', () => {
       SQLITE_SYNCHRONOUS: 'full',
       MAX_CONNECTIONS: 10_000,
       MAX_CONNECTIONS_PER_ADDRESS: 256,
+      SHUTDOWN_DRAIN_MS: 5_000,
       WEBHOOKS_SECRET_KEY: null,
       WEBHOOKS_ALLOW_HTTP: false,
       WEBHOOKS_ALLOW_PRIVATE: false,

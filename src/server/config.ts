@@ -168,6 +168,7 @@ const environmentSchema = z.object({
     .default('full')
     .pipe(z.enum(['full', 'normal'], { message: 'is full or normal' })),
   MAX_CONNECTIONS: wholeNumber(10_000, { min: 1, max: 1_000_000 }),
+  SHUTDOWN_DRAIN_MS: wholeNumber(5_000, { max: 600_000 }),
   MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(256, { min: 1, max: 1_000_000 }),
   WEBHOOKS_SECRET_KEY: secretKey,
   WEBHOOKS_ALLOW_HTTP: flag('webhook URLs may be http:// to a loopback address'),

@@ -85,7 +85,7 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
       if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
       const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
-      if (bytes) authenticate.chargeForBody(auth, bytes.byteLength);
+      if (bytes) await authenticate.chargeForBody(auth, bytes.byteLength);
       const body = bytes && decodeUtf8(bytes);
       // Before tRPC parses the input and superjson walks it.
       if (body !== undefined) refuseDeepJson(body, 'the body');

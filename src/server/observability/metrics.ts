@@ -76,6 +76,13 @@ export const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+export const sharedBudgetCalls = new Counter({
+  name: 'plantstore_rate_budget_calls_total',
+  help: 'Calls to the rate-limit budgets the instances share (PostgreSQL; one per slice of units, not per request), by outcome: granted, refused, failed (an error, or no answer in time: the instance counts on its own meanwhile).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const authenticationFailures = new Counter({
   name: 'plantstore_auth_failures_total',
   help: 'Requests that sent a bearer token that is not valid (unknown, revoked, expired), by door.',

@@ -51,7 +51,7 @@ export function claimExport(tokenKey: string): () => void {
  */
 export async function* plantsCsv(
   actor: Actor,
-  takeUnits: (units: number) => { retryAfterMs: number } | undefined,
+  takeUnits: (units: number) => { retryAfterMs: number } | undefined | Promise<{ retryAfterMs: number } | undefined>,
   input: PlantFilters & { sort?: PlantSort },
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
@@ -61,7 +61,7 @@ export async function* plantsCsv(
   yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;
   for (;;) {
-    for (let refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
+    for (let refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
       await new Promise((resolve) => setTimeout(resolve, Math.max(10, refused!.retryAfterMs)));
       if (signal?.aborted) throw signal.reason;
     }

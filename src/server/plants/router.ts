@@ -109,7 +109,7 @@ export const plantsRouter = createTRPCRouter({
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
-      chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
+      await chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
       // The REST door asks for the caller's version with the rows when it would otherwise be a query of its own.
       const page = await listPlants(ctx.actor, { limit, after, ...filters }, { withVersion: ctx.responseHints.versionWanted === true });
@@ -145,8 +145,8 @@ export const plantsRouter = createTRPCRouter({
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .query(({ ctx, input }) => {
-      chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
+    .query(async ({ ctx, input }) => {
+      await chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
       return pagePlants(ctx.actor, input);
     }),
 
