@@ -113,6 +113,13 @@ export const RARE_TRIGRAMS_ASKED = 4;
  * costs more than it saves (at 1 M, 77 trigrams up to 10,000 entries: ~57 ms); this many is ~2 ms for 77.
  */
 export const TRIGRAM_SAMPLE_ENTRIES = 100;
+/**
+ * The most distinct trigrams of one query that are ranked, spread over it: a query of a name's length folds to up
+ * to 3,600 characters (U+FDFA is 18), whose trigrams one statement could not rank (SQLite's compound SELECT takes
+ * 500 terms) nor afford to. Any of a query's trigrams finds a superset of its matches, so the rarest of these
+ * serve as well; ranking 128 reads at most 128 × TRIGRAM_SAMPLE_ENTRIES entries of the term list.
+ */
+export const RANKED_TRIGRAMS_MAX = 128;
 
 /** A trigram's rank (fewer is rarer): its entries when fewer than the sample, else an estimate of them. */
 type Rarity = { trigram: string; at: number; entries: number };
@@ -154,7 +161,8 @@ async function trigramRarities(trigrams: string[]): Promise<Rarity[]> {
 export async function sqliteFtsQuery(folded: string): Promise<string> {
   const distinct = [...new Set(trigramsOf(folded))];
   if (distinct.length <= LONG_QUERY_TRIGRAMS) return ftsQuery(folded);
-  const ranked = (await trigramRarities(distinct)).sort((a, b) => a.entries - b.entries || a.at - b.at);
+  const spread = distinct.length <= RANKED_TRIGRAMS_MAX ? distinct : Array.from({ length: RANKED_TRIGRAMS_MAX }, (_, at) => distinct[Math.floor((at * distinct.length) / RANKED_TRIGRAMS_MAX)]!);
+  const ranked = (await trigramRarities(spread)).sort((a, b) => a.entries - b.entries || a.at - b.at);
   const asked = ranked[0]!.entries === 0 ? ranked.slice(0, 1) : ranked.slice(0, RARE_TRIGRAMS_ASKED);
   return asked.map(({ trigram }) => ftsPhrase(trigram)).join(' AND ');
 }
