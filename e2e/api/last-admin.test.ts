@@ -88,3 +88,40 @@ describe('revoking the last working admin token', () => {
     expect(refusedByTheGuard, 'the guard itself refused at least one of the racing revokes').toBeGreaterThan(0);
   });
 });
+
+describe('making the last admins members', () => {
+  it('never leaves zero when two admins make each other a member at once, on two processes', { timeout: 300_000 }, async () => {
+    // One admin with a working token to start from: this test's own (the others' tokens revoked).
+    const base = await first.createToken('demoter-base', 'admin');
+    for (const row of await workingAdminTokens(base.token)) {
+      if (row.id !== base.id) expect((await trpc(first, base.token, 'tokens.revoke', { id: row.id })).status).toBe(200);
+    }
+    let survivor = { id: base.id, token: base.token };
+    let refusedByTheGuard = 0;
+    for (let round = 0; round < 8; round++) {
+      const created = await trpc(first, survivor.token, 'tokens.create', { userName: `demoter-${round}`, role: 'admin' });
+      expect(created.status, created.text).toBe(200);
+      const challenger = trpcData<{ id: number; token: string }>(created);
+      // Each instance has accepted its caller's token just now (the hour-long auth cache), so both calls reach the
+      // guarded write, as in the revoke race.
+      expect((await trpc(second, challenger.token, 'me')).status).toBe(200);
+      expect((await trpc(first, survivor.token, 'me')).status).toBe(200);
+      const [a, b] = await Promise.all([
+        trpc(first, survivor.token, 'tokens.setRole', { id: challenger.id, role: 'member' }),
+        trpc(second, challenger.token, 'tokens.setRole', { id: survivor.id, role: 'member' }),
+      ]);
+      const outcome = JSON.stringify([a.body, b.body]);
+      expect([a.status, b.status].filter((status) => status === 200), outcome).toHaveLength(1);
+      const refused = a.status === 200 ? b : a;
+      // Refused by the guard (400 / 40009), or at the door when the caller's role was looked up again meanwhile (403).
+      expect([400, 403], outcome).toContain(refused.status);
+      if (refused.status === 400) {
+        expect(refused.body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
+        refusedByTheGuard++;
+      }
+      if (a.status !== 200) survivor = challenger;
+      expect((await workingAdminTokens(survivor.token)).map((row) => row.id)).toEqual([survivor.id]);
+    }
+    expect(refusedByTheGuard, 'the guard itself refused at least one of the racing demotions').toBeGreaterThan(0);
+  });
+});
