@@ -78,7 +78,19 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { keepPlantListVersions }] = await Promise.all([
+  const [
+    { createFront },
+    { startHttpServer },
+    { appRouter },
+    { startWebhookWorker },
+    { configureWebhookService },
+    { webhookCounts },
+    { startIdempotencySweep },
+    { keepPlantListVersions },
+    { startDatabaseSignals },
+    { watchAccess },
+    { changeLogBacklog, startChangeLogCleanup },
+  ] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
@@ -87,14 +99,25 @@ async function main(): Promise<void> {
     import('./webhooks/health-counts'),
     import('./idempotency/store'),
     import('./plants/versions'),
+    import('./db/signals'),
+    import('./tokens/held-access'),
+    import('./plants/live/log-cleanup'),
   ]);
-  // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
+  // What other processes and instances commit, heard as it commits (db/signals.ts): what decides access reaches
+  // the token cache and the open streams at once (tokens/held-access.ts), and the list versions are kept.
+  const access = watchAccess(logger);
+  const signals = await startDatabaseSignals(settings.DATABASE_URL, logger);
+  // Conditional lists' versions kept in the process where every commit is heard (plants/versions.ts).
   const listVersions = keepPlantListVersions(settings.DATABASE_URL);
   // One key and one target policy, for the endpoints' rows and for the sender alike.
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
   const metrics = settings.METRICS === 'on';
-  if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./webhooks/queue-figures')).readWebhookQueue);
+  if (metrics) {
+    const { watchChangeLogBacklog, watchWebhookQueue } = await import('./observability/metrics');
+    watchWebhookQueue((await import('./webhooks/queue-figures')).readWebhookQueue);
+    watchChangeLogBacklog(() => changeLogBacklog());
+  }
   // Neither metrics nor traces: the front runs without an observer at all.
   const observer = metrics || tracing ? (await import('./http/observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
   if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
@@ -123,6 +146,7 @@ async function main(): Promise<void> {
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
   const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
+  const changeLogCleanup = startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") });
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key
     ? startWebhookWorker({
@@ -140,8 +164,11 @@ async function main(): Promise<void> {
     process.once(signal, async () => {
       console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
       sweep.stop();
+      changeLogCleanup.stop();
       await Promise.all([server.close(), webhooks?.stop()]);
       listVersions.stop();
+      access.stop();
+      await signals.stop();
       await db.$disconnect();
       // What is still batched goes to the collector before the process ends.
       await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));

@@ -156,6 +156,32 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
 }
 
+/** Whether this instance hears the database's signals (db/signals.ts), read at every scrape. */
+export function watchDatabaseSignals(heard: () => boolean): void {
+  if (registry.getSingleMetric('plantstore_db_signals_heard')) return;
+  new Gauge({
+    name: 'plantstore_db_signals_heard',
+    help: "1 while this instance hears every commit as it happens (SQLite: always; PostgreSQL: its LISTEN connection is up and answered its last heartbeat), 0 while it falls back to asking the database.",
+    registers: [registry],
+    collect() {
+      this.set(heard() ? 1 : 0);
+    },
+  });
+}
+
+/** The live feed's change log: rows past their retention that the cleanup has not deleted yet, read at every scrape. */
+export function watchChangeLogBacklog(read: () => Promise<number>): void {
+  if (registry.getSingleMetric('plantstore_live_feed_log_backlog_rows')) return;
+  new Gauge({
+    name: 'plantstore_live_feed_log_backlog_rows',
+    help: "Rows of the live feed's change log older than its retention, waiting for the cleanup (counted by position: at most this many).",
+    registers: [registry],
+    async collect() {
+      this.set(await read());
+    },
+  });
+}
+
 /** The scrape: every metric in Prometheus's text format, with its media type. */
 export async function scrape(): Promise<{ body: string; contentType: string }> {
   return { body: await registry.metrics(), contentType: registry.contentType };
