@@ -35,7 +35,7 @@ const HEARD_FOR_MS = 3_000;
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 10_000;
-export const SQLITE_WATCH_MS = 100;
+export const SQLITE_WATCH_MS = 25;
 
 const ACCESS_CHANNEL = 'plant_store_access';
 const PLANTS_CHANNEL = 'plant_store_plants';

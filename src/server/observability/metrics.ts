@@ -156,6 +156,13 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
 }
 
+export const changeLogCleanupSlices = new Histogram({
+  name: 'plantstore_live_feed_log_cleanup_slice_seconds',
+  help: "Each slice of the live feed's change-log cleanup: one statement deleting the oldest expired rows (on SQLite, as long as it held the event loop).",
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  registers: [registry],
+});
+
 /** Whether this instance hears the database's signals (db/signals.ts), read at every scrape. */
 export function watchDatabaseSignals(heard: () => boolean): void {
   if (registry.getSingleMetric('plantstore_db_signals_heard')) return;

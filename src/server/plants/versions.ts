@@ -65,17 +65,27 @@ export function plantListVersion(actor: Actor): string | (() => Promise<string>)
 const keyOf = (scope: PlantScope) => (scope.everyOwner ? 'all' : `owner ${scope.ownerId}`);
 
 /**
+ * Where versions are kept as they are heard (PostgreSQL), a mark taken before a read: a version that read then
+ * returns (a list's own statement) is kept with `keepReadVersion` only if nothing was dropped since the mark.
+ */
+export function keptVersionsMark(): number | undefined {
+  return heard === undefined ? undefined : heard.generation;
+}
+
+export function keepReadVersion(scope: PlantScope, version: string, mark: number | undefined): void {
+  if (heard === undefined || mark !== heard.generation || !signalsHeard()) return;
+  if (heard.kept.size >= KEPT_SCOPES) heard.kept.clear();
+  heard.kept.set(keyOf(scope), version);
+}
+
+/**
  * Read, and kept unless something may have committed since the read began: a signal or a commit of this process
  * in between (the generation moved), or the signals no longer heard.
  */
 async function readAndKeep(scope: PlantScope): Promise<string> {
-  const kept = heard!;
-  const generation = kept.generation;
+  const mark = keptVersionsMark();
   const version = await readPlantListVersion(scope);
-  if (kept.generation === generation && signalsHeard()) {
-    if (kept.kept.size >= KEPT_SCOPES) kept.kept.clear();
-    kept.kept.set(keyOf(scope), version);
-  }
+  keepReadVersion(scope, version, mark);
   return version;
 }
 

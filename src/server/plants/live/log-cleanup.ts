@@ -3,17 +3,20 @@ import 'server-only';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-import { db } from '@/server/db/client';
+import { db, engine } from '@/server/db/client';
+import { changeLogCleanupSlices } from '@/server/observability/metrics';
 
 import { PLANT_CHANGE_RETENTION_MS } from './feed';
 
 /**
  * Deletes the live feed's change log past its retention, on a schedule of its own: every CLEANUP_EVERY_MS
  * whether or not any feed is open (the log grows with every change of a plant, listened to or not), and in
- * slices: one statement deletes the oldest expired rows, as many as fit in SLICE_TARGET_MS (the count adapts
- * to what the last slice took: on SQLite a statement holds the event loop while it runs), and the next slice
- * waits for a turn of the event loop, so requests go between them. Every instance may run it (a row deleted
- * twice is deleted once). Its backlog is `plantstore_live_feed_log_backlog_rows` (/api/metrics).
+ * slices: one statement deletes the oldest expired rows, and the next waits for a turn of the event loop, so
+ * requests go between them. On SQLite a statement holds the event loop while it runs, so a slice deletes as many
+ * rows as fit in SLICE_TARGET_MS (the count adapts to what the last slice took); on PostgreSQL it holds nothing
+ * of this process, and a slice is SLICE_ROWS_MAX rows, a short transaction. Every instance may run it (a row deleted
+ * twice is deleted once). Its backlog is `plantstore_live_feed_log_backlog_rows` in /api/metrics, each slice's
+ * time `plantstore_live_feed_log_cleanup_slice_seconds`.
  */
 export const CLEANUP_EVERY_MS = 60_000;
 /** The first run after start, once the server is serving. */
@@ -40,8 +43,10 @@ export async function cleanChangeLog(now = Date.now()): Promise<number> {
     const started = performance.now();
     const count = await deleteSlice(cutoff, rows);
     const took = performance.now() - started;
+    changeLogCleanupSlices.observe(took / 1000);
     deleted += count;
-    if (took > SLICE_TARGET_MS) sliceRows = Math.max(SLICE_ROWS_MIN, Math.floor(sliceRows / 2));
+    if (engine !== 'sqlite') sliceRows = SLICE_ROWS_MAX;
+    else if (took > SLICE_TARGET_MS) sliceRows = Math.max(SLICE_ROWS_MIN, Math.floor(sliceRows / 2));
     else if (took < SLICE_TARGET_MS / 2 && count === rows) sliceRows = Math.min(SLICE_ROWS_MAX, sliceRows * 2);
     if (count < rows) return deleted;
     await nextTurn();
