@@ -87,6 +87,8 @@ function createReader() {
   const streams = new Set<Stream>();
   /** Every seq at or below this was handed out, or given up as a rolled-back write; null while no stream is open. */
   let position: number | null = null;
+  /** Moves whenever the position is forgotten: a read begun before then must not move the new one. */
+  let epoch = 0;
   const seenAbove = new Set<number>();
   let gapSince: number | null = null;
   let gapTimer: NodeJS.Timeout | undefined;
@@ -103,10 +105,11 @@ function createReader() {
 
   async function poll(): Promise<void> {
     const from = position;
+    const readIn = epoch;
     if (streams.size === 0 || from === null) return;
     const read = await readLog(from, BATCH);
-    // Every stream closed meanwhile, and the position was forgotten with them.
-    if (position === null) return;
+    // Every stream closed meanwhile, and the position was forgotten with them (and maybe taken anew).
+    if (position === null || epoch !== readIn) return;
     const rows = read.filter((row) => !seenAbove.has(row.seq));
     for (const row of rows) seenAbove.add(row.seq);
     for (const stream of streams) {
@@ -196,6 +199,7 @@ function createReader() {
       clearTimeout(gapTimer);
       gapTimer = undefined;
       position = null;
+      epoch += 1;
       seenAbove.clear();
       gapSince = null;
     },
