@@ -301,7 +301,15 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
       expect(ids).toEqual([-9223372036854775808n, 9223372036854775807n]);
       await prisma.user.update({ where: { id: owner.id }, data: { role: 'admin' } });
       await listener.query('SELECT 1');
-      expect([...new Set(heard)].sort()).toEqual(['plant_store_access plant_store', 'plant_store_plants plant_store']);
+      // The plants' payload names the owners whose list versions moved.
+      expect([...new Set(heard)].sort()).toEqual(['plant_store_access plant_store', `plant_store_plants plant_store ${owner.id}`]);
+      // A statement that changes 2,000 owners' plants would name more than a payload holds (8,000 bytes, past
+      // which pg_notify fails the writing transaction): it says `*`, every owner.
+      heard.length = 0;
+      await listener.query('SET search_path TO plant_store');
+      await listener.query(`INSERT INTO "User" (name) SELECT 'many ' || i FROM generate_series(1, 2000) AS i`);
+      await listener.query(`INSERT INTO "Plant" (id, name, "nameFolded", "ownerId") SELECT u.id + 1000, 'Fern', 'fern', u.id FROM "User" u WHERE u.name LIKE 'many %'`);
+      expect(heard).toEqual(['plant_store_plants plant_store *']);
     } finally {
       await prisma.$disconnect();
       await listener.end();

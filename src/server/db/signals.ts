@@ -15,7 +15,8 @@ import { watchDatabaseSignals } from '@/server/observability/metrics';
  * - `access`: something that decides access changed (a token revoked, its expiry or owner changed, a user's role
  *   or name changed, a token or user deleted). Triggers bump the AccessVersion row in the statement that makes
  *   the change, whoever made it (migration *_access_version_and_signals).
- * - `plants`: a change of plants committed (the live feed's log grew, a list version moved).
+ * - `plants`: a change of plants committed (the live feed's log grew, list versions moved): the owners whose
+ *   plants changed, or `all` when that is not said (SQLite; a change of very many owners).
  *
  * PostgreSQL: one connection of its own (never the pool's) LISTENs on `plant_store_access` and
  * `plant_store_plants`, which the same triggers NOTIFY; a notification is delivered when its transaction
@@ -40,18 +41,22 @@ export const SQLITE_WATCH_MS = 25;
 const ACCESS_CHANNEL = 'plant_store_access';
 const PLANTS_CHANNEL = 'plant_store_plants';
 
-export type DatabaseSignal = 'access' | 'plants';
+/** The owners whose plants changed, or all of them. */
+export type ChangedOwners = readonly number[] | 'all';
+type Listeners = { access: () => void; plants: (owners: ChangedOwners) => void };
+export type DatabaseSignal = keyof Listeners;
 
-const listeners: Record<DatabaseSignal, Set<() => void>> = { access: new Set(), plants: new Set() };
+const listeners: { [Signal in DatabaseSignal]: Set<Listeners[Signal]> } = { access: new Set(), plants: new Set() };
 const heardListeners = new Set<(heard: boolean) => void>();
 /** Until when what is heard is complete (ms since the epoch): 0 while not listening, Infinity for a SQLite file. */
 let heardUntil = 0;
 let announcedHeard = false;
 
 /** Hears `signal` from now on; returns the way to stop. */
-export function onDatabaseSignal(signal: DatabaseSignal, listener: () => void): () => void {
-  listeners[signal].add(listener);
-  return () => listeners[signal].delete(listener);
+export function onDatabaseSignal<Signal extends DatabaseSignal>(signal: Signal, listener: Listeners[Signal]): () => void {
+  const set = listeners[signal] as Set<Listeners[Signal]>;
+  set.add(listener);
+  return () => set.delete(listener);
 }
 
 /**
@@ -68,8 +73,12 @@ export function signalsHeard(now = Date.now()): boolean {
   return now < heardUntil;
 }
 
-function emit(signal: DatabaseSignal): void {
-  for (const listener of listeners[signal]) listener();
+function emitAccess(): void {
+  for (const listener of listeners.access) listener();
+}
+
+function emitPlants(owners: ChangedOwners): void {
+  for (const listener of listeners.plants) listener(owners);
 }
 
 function announceHeard(heard: boolean): void {
@@ -104,9 +113,9 @@ function watchSqlite(file: string): { stop: () => Promise<void> } {
       const version = accessVersion.get();
       if (version !== access) {
         access = version;
-        emit('access');
+        emitAccess();
       }
-      emit('plants');
+      emitPlants('all');
     } catch {
       // A lock held past the connection's timeout: the next look tries again.
     }
@@ -121,6 +130,12 @@ function watchSqlite(file: string): { stop: () => Promise<void> } {
       connection.close();
     },
   };
+}
+
+/** `7,12` → [7, 12]; `*`, or anything else, is every owner. */
+function ownersOf(list: string): ChangedOwners {
+  if (!/^\d+(,\d+)*$/.test(list)) return 'all';
+  return list.split(',').map(Number);
 }
 
 function listenPostgres(databaseUrl: string, log: SignalsLog): Promise<{ stop: () => Promise<void> }> {
@@ -161,13 +176,16 @@ function listenPostgres(databaseUrl: string, log: SignalsLog): Promise<{ stop: (
     client = current;
     current.on('error', (error) => lose(current, error));
     current.on('end', () => lose(current, new Error('the connection ended')));
-    current.on('notification', ({ channel, payload }) => {
-      if (client !== current || payload !== schemaName) return;
+    current.on('notification', ({ channel, payload = '' }) => {
+      if (client !== current) return;
+      // `<schema>` for access, `<schema> <owner>,<owner>…` (or `<schema> *`) for plants.
+      const space = payload.indexOf(' ');
+      if ((space < 0 ? payload : payload.slice(0, space)) !== schemaName) return;
       if (channel === ACCESS_CHANNEL) {
         knownAccess = undefined;
-        emit('access');
+        emitAccess();
       } else if (channel === PLANTS_CHANNEL) {
-        emit('plants');
+        emitPlants(ownersOf(space < 0 ? '*' : payload.slice(space + 1)));
       }
     });
     try {
@@ -185,7 +203,7 @@ function listenPostgres(databaseUrl: string, log: SignalsLog): Promise<{ stop: (
       const version = rows[0]?.version;
       if (version !== knownAccess) {
         knownAccess = version;
-        emit('access');
+        emitAccess();
       }
       announceHeard(true);
       startHeartbeat(current);

@@ -15,12 +15,13 @@ import { seesEveryOwner } from './scope';
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
 export const EXPORT_BATCH = 1_000;
 /**
- * Exports one token may have open at once, and one process. An open export holds a connection and at most a
- * batch in memory; a client that stops reading is cut off (http/stalled-stream.ts), so a slow one cannot keep
- * its place for long, and one token never holds more than one of them.
+ * Exports one token may have open at once, and one process. An open export holds a connection and a batch in
+ * memory (1,000 rows of the longest names and tags are ~400 KB of CSV, and as much may wait in the socket's
+ * buffer), so the process's 16 hold ~16 MB at most; a client that stops reading is cut off (http/stalled-stream.ts), so a slow
+ * one cannot keep its place for long, and one token never holds more than one of them.
  */
 export const EXPORTS_PER_TOKEN = 1;
-export const EXPORTS_OPEN_MAX = 64;
+export const EXPORTS_OPEN_MAX = 16;
 /**
  * Exports reading the database at once. A batch takes a turn for its read only, never while its rows are being
  * sent or its token's bucket refills, so exports whose clients read slowly (or not at all) hold no turn, and

@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { databaseFilePath } from '@/server/db/migrate-sqlite';
-import { onDatabaseSignal, onHeardChange, signalsHeard } from '@/server/db/signals';
+import { type ChangedOwners, onDatabaseSignal, onHeardChange, signalsHeard } from '@/server/db/signals';
 
 import { onPlantsCommitted } from './events';
 import { plantScope, type PlantScope } from './scope';
@@ -130,12 +130,15 @@ const KEPT_SCOPES = 10_000;
 export function keepPlantListVersions(databaseUrl: string): { stop: () => void } {
   if (!databaseUrl.startsWith('file:')) {
     const started = { kept: new Map<string, string>(), generation: 0 };
-    const drop = () => {
+    // Those of the owners whose plants changed, and the sum every admin's list names; all when that is not said.
+    const drop = (owners: ChangedOwners = 'all') => {
       started.generation += 1;
-      started.kept.clear();
+      if (owners === 'all') return started.kept.clear();
+      started.kept.delete(keyOf({ everyOwner: true }));
+      for (const owner of owners) started.kept.delete(keyOf({ everyOwner: false, ownerId: owner }));
     };
     // A commit of this process drops them at once, before its answer goes out; another's when it is heard.
-    const stops = [onPlantsCommitted(drop), onDatabaseSignal('plants', drop), onHeardChange(drop)];
+    const stops = [onPlantsCommitted(() => drop()), onDatabaseSignal('plants', drop), onHeardChange(() => drop())];
     heard = started;
     return {
       stop() {

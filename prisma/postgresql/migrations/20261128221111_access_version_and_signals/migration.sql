@@ -45,18 +45,28 @@ EXECUTE FUNCTION "access_changed"();
 
 CREATE TRIGGER "User_access_deleted" AFTER DELETE ON "User" FOR EACH STATEMENT EXECUTE FUNCTION "access_changed"();
 
--- The plants' changes, announced: every committed change a list or the live feed could show writes a row of
--- PlantChange or bumps PlantListVersion (their own triggers on Plant), so a NOTIFY on `plant_store_plants` from
--- either table's statements reaches every instance at the commit: the live feed reads its log and the kept list
--- versions are dropped then, instead of polling and querying. Once per statement, and PostgreSQL delivers one
--- notification per transaction for the same channel and payload, so a bulk change is one notification.
-CREATE FUNCTION "plants_changed"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+-- The plants' changes, announced: every committed change a list or the live feed could show bumps its owner's
+-- PlantListVersion row (its triggers on Plant, in the same statement as the PlantChange row the feed reads), so a
+-- NOTIFY on `plant_store_plants` from that table's statements reaches every instance at the commit: the live
+-- feed reads its log and the kept list versions of those owners (and the sum every admin's list names) are
+-- dropped, instead of polling and querying. The payload is the schema and the owners whose version moved, comma
+-- separated, or `*` past 7,000 characters of them (a NOTIFY payload holds at most 8,000 bytes). Once per
+-- statement; PostgreSQL delivers one notification per transaction for the same channel and payload.
+CREATE FUNCTION "plant_versions_announced"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+  owners text;
 BEGIN
-  PERFORM pg_notify('plant_store_plants', current_schema());
+  SELECT string_agg(DISTINCT "ownerId"::text, ',') INTO owners FROM changed_rows;
+  IF owners IS NULL THEN
+    RETURN NULL;
+  END IF;
+  PERFORM pg_notify('plant_store_plants', current_schema() || ' ' || CASE WHEN length(owners) > 7000 THEN '*' ELSE owners END);
   RETURN NULL;
 END;
 $$;
 
-CREATE TRIGGER "PlantChange_announced" AFTER INSERT ON "PlantChange" FOR EACH STATEMENT EXECUTE FUNCTION "plants_changed"();
+CREATE TRIGGER "PlantListVersion_inserted_announced" AFTER INSERT ON "PlantListVersion"
+REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION "plant_versions_announced"();
 
-CREATE TRIGGER "PlantListVersion_announced" AFTER INSERT OR UPDATE ON "PlantListVersion" FOR EACH STATEMENT EXECUTE FUNCTION "plants_changed"();
+CREATE TRIGGER "PlantListVersion_updated_announced" AFTER UPDATE ON "PlantListVersion"
+REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION "plant_versions_announced"();

@@ -172,7 +172,7 @@ function createReader() {
   // Every commit of this process, one row or many, whichever door: the log has its rows already. And every
   // commit anywhere, as the database signals it.
   onPlantsCommitted(pollSoon);
-  onDatabaseSignal('plants', pollSoon);
+  onDatabaseSignal('plants', () => pollSoon());
   onHeardChange((heard) => {
     pollWhileNotHeard();
     // What committed while nothing was heard is in the log: read it now.
