@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase, testEngine } from '@test-support
 import { api, type ApiClient } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
 import { openFeed } from '@test-support/sse-feed';
+import { until } from '@test-support/waiting';
 
 const METRICS_TOKEN = 'pushed-metrics-token-0123456789abcdef0123';
 const ENV = { METRICS_TOKEN, RATE_LIMIT_PER_TOKEN: 'off' };
@@ -32,13 +33,6 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const until = async (check: () => boolean | Promise<boolean>, what: string, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 /** A sample's value in the server's /api/metrics (summed over its series when it has labels). */
 async function metric(server: RunningServer, name: string): Promise<number> {
@@ -145,7 +139,7 @@ describe('two instances that hear each other', () => {
     expect(after.json).toEqual(expect.arrayContaining([expect.objectContaining({ id: created })]));
 
     // Heard again within a second or so, and the feed got the change made meanwhile.
-    await until(async () => (await metric(b, 'plantstore_db_signals_heard')) === 1, 'B to hear again', 10_000);
+    await until(async () => (await metric(b, 'plantstore_db_signals_heard')) === 1, 'B to hear again', 10_000, 100);
     await until(() => feed.changes().some((event) => (event.data as { id?: bigint }).id === created), 'the change made while B was not hearing', 5_000);
     const latest = (await onB.get('/api/plants')).headers.get('etag')!;
     for (let index = 0; index < 2; index++) await onB.get('/api/plants');

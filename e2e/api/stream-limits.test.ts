@@ -14,9 +14,10 @@ import { createTestDatabase, insertPlantsOf, type TestDatabase } from '@test-sup
 import { api } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
 import { type OpenFeed, openFeed } from '@test-support/sse-feed';
+import { until } from '@test-support/waiting';
 
 const METRICS_TOKEN = 'stream-limits-metrics-token-0123456789abcdef';
-const STALL_MS = 2_000;
+const STALL_MS = 5_000;
 const ENV = { METRICS_TOKEN, STREAM_STALL_TIMEOUT_MS: String(STALL_MS), RATE_LIMIT_PER_TOKEN: 'off' };
 
 let database: TestDatabase;
@@ -32,13 +33,6 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const until = async (check: () => boolean | Promise<boolean>, what: string, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
 
 async function metric(name: string): Promise<number | undefined> {
   const response = await fetch(`${server.baseUrl}/api/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -121,7 +115,7 @@ describe('the live feed', () => {
     let feedReadyIn: number;
     try {
       const startedAt = Date.now();
-      await until(async () => (await metric('plantstore_live_feed_log_backlog_rows')) === 0, 'the cleanup', 120_000);
+      await until(async () => (await metric('plantstore_live_feed_log_backlog_rows')) === 0, 'the cleanup', 120_000, 250);
       cleanedIn = Date.now() - startedAt;
       // A feed opened on the 50,000 rows left starts at once.
       const member = await server.createToken('limits-large-log', 'member');
@@ -140,15 +134,18 @@ describe('the live feed', () => {
     const worst = Math.max(...latencies);
     const slices = (await metric('plantstore_live_feed_log_cleanup_slice_seconds_count')) ?? 0;
     const slicesSeconds = (await metric('plantstore_live_feed_log_cleanup_slice_seconds_sum')) ?? 0;
+    const quickSlices = (await metric('plantstore_live_feed_log_cleanup_slice_seconds_bucket{le="0.1"}')) ?? 0;
     console.log(
-      `[limits] 300,000 expired rows cleaned with no feed open in ${cleanedIn!} ms, in ${slices} slices of ${((slicesSeconds * 1000) / slices).toFixed(1)} ms on average; ` +
-        `the slowest of ${latencies.length} requests meanwhile took ${worst.toFixed(1)} ms; a feed on the 50,000 left was ready in ${feedReadyIn!} ms`,
+      `[limits] 300,000 expired rows cleaned with no feed open in ${cleanedIn!} ms, in ${slices} slices of ${((slicesSeconds * 1000) / slices).toFixed(1)} ms on average ` +
+        `(${quickSlices} within 100 ms); the slowest of ${latencies.length} requests meanwhile took ${worst.toFixed(1)} ms; a feed on the 50,000 left was ready in ${feedReadyIn!} ms`,
     );
-    // One statement deleting them all held the event loop for seconds on SQLite; slices hold it ~10 ms each
-    // (a busy machine adds its own delays to a request, hence the wide bound).
+    // Not one statement: the rows went in many slices, each a short one. On SQLite a statement holds the event
+    // loop, so its slices are sized to ~8 ms; a loaded machine stretches some (an fsync waits on the disk), hence
+    // the wide bound on nine slices in ten. On PostgreSQL a slice holds nothing of the server's.
     expect(slices, 'statements the cleanup took').toBeGreaterThanOrEqual(30);
-    expect(worst, 'the event loop was held between two requests').toBeLessThan(1_000);
-    expect(feedReadyIn!).toBeLessThan(1_000);
+    if (database.engine === 'sqlite') expect(quickSlices / slices, 'the share of slices within 100 ms').toBeGreaterThanOrEqual(0.9);
+    // Reading the log from where an idle reader last stood stalled the first feed for seconds; it starts at the end.
+    expect(feedReadyIn!, 'ms until a feed opened on the large log said live').toBeLessThan(3_000);
   }, 300_000);
 });
 
@@ -188,23 +185,30 @@ describe('exports whose clients stop reading', () => {
       Array.from({ length: 20_000 }, (_, index) => ({ id: 3_000_000n + BigInt(index), name: `${index} ${'n'.repeat(190)}`, tag: 't'.repeat(100) })),
     );
     const stalled = await Promise.all(Array.from({ length: 4 }, (_, index) => server.createToken(`limits-stalled-${index}`, 'admin')));
+    const fifth = await server.createToken('limits-fifth', 'admin');
     const sockets = await Promise.all(stalled.map((token) => stalledExport(token.token)));
     const openedAt = Date.now();
-    // Each stalled export still holds its token's one place...
-    for (const token of stalled) {
-      const second = await exportStatus(token.token);
+    // At once, while the four still run: each holds its token's one place, and nothing of anyone else's (a
+    // fifth token's export runs to its end).
+    const [seconds, whole] = await Promise.all([Promise.all(stalled.map((token) => exportStatus(token.token))), exportStatus(fifth.token, '')]);
+    for (const second of seconds) {
       expect(second.status, second.text.slice(0, 200)).toBe(429);
       expect(second.text).toContain('an export for this token is still running');
     }
-    // ...and nothing of anyone else's: a fifth token's export runs to its end.
-    const fifth = await server.createToken('limits-fifth', 'admin');
-    const whole = await exportStatus(fifth.token, '');
     expect(whole.status, whole.text.slice(0, 200)).toBe(200);
     expect(whole.text.trimEnd().split('\r\n').length).toBeGreaterThanOrEqual(20_001);
     // Past the stall bound each is cut off, and its token may export again.
-    await until(async () => (await exportStatus(stalled[0]!.token)).status === 200, 'the first stalled export to be cut off', STALL_MS + 15_000);
+    await until(async () => (await exportStatus(stalled[0]!.token)).status === 200, 'the first stalled export to be cut off', STALL_MS + 15_000, 100);
     const cutAfter = Date.now() - openedAt;
-    for (const token of stalled.slice(1)) await until(async () => (await exportStatus(token.token)).status === 200, 'the others to be cut off', 15_000);
+    for (const token of stalled.slice(1)) await until(async () => (await exportStatus(token.token)).status === 200, 'the others to be cut off', 15_000, 100);
+    // Cut, not finished: what the socket still holds ends without the chunked body's last chunk.
+    const tail = await new Promise<string>((resolve) => {
+      let last = '';
+      sockets[0]!.on('data', (chunk: Buffer) => (last = (last + chunk.toString('latin1')).slice(-16)));
+      sockets[0]!.on('close', () => resolve(last));
+      sockets[0]!.resume();
+    });
+    expect(tail.endsWith('0\r\n\r\n'), 'the stalled export ended as a whole file').toBe(false);
     for (const socket of sockets) socket.destroy();
     console.log(`[limits] 4 exports that read nothing held no one else's place and were cut off ~${cutAfter} ms after they opened (STREAM_STALL_TIMEOUT_MS ${STALL_MS})`);
   }, 180_000);
