@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Loaded once the configuration is known to be good, so a bad value stops the start before anything else.
   // Loading the data layer opens nothing: openDatabase migrates first, then connects.
-  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
+  const [{ openDatabase, startReturningFreePages }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
     import('./db/unavailable'),
     import('./tokens/service'),
@@ -86,10 +86,11 @@ async function main(): Promise<void> {
     { configureWebhookService },
     { webhookCounts },
     { startIdempotencySweep },
+    { startDeliveryRetention },
     { keepPlantListVersions },
     { startDatabaseSignals },
     { watchAccess },
-    { changeLogBacklog, startChangeLogCleanup },
+    { startChangeLogCleanup },
   ] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
     import('./webhooks/settings'),
     import('./webhooks/health-counts'),
     import('./idempotency/store'),
+    import('./webhooks/retention'),
     import('./plants/versions'),
     import('./db/signals'),
     import('./tokens/held-access'),
@@ -113,11 +115,7 @@ async function main(): Promise<void> {
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
   const metrics = settings.METRICS === 'on';
-  if (metrics) {
-    const { watchChangeLogBacklog, watchWebhookQueue } = await import('./observability/metrics');
-    watchWebhookQueue((await import('./webhooks/queue-figures')).readWebhookQueue);
-    watchChangeLogBacklog(() => changeLogBacklog());
-  }
+  if (metrics) (await import('./observability/metrics')).watchWebhookQueue((await import('./webhooks/queue-figures')).readWebhookQueue);
   // Neither metrics nor traces: the front runs without an observer at all.
   const observer = metrics || tracing ? (await import('./http/observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
   if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
@@ -145,8 +143,14 @@ async function main(): Promise<void> {
     log: logger,
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
-  const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
-  const changeLogCleanup = startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") });
+  // Background work, each job on its own timer and in slices of ~10 ms (background/slices.ts): no request waits
+  // behind it for longer, and none is needed for it to happen.
+  const backgroundJobs = [
+    startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') }),
+    startDeliveryRetention({ onError: (error) => logger.error({ err: error }, 'sweeping old webhook deliveries failed') }),
+    await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
+    startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") }),
+  ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key
     ? startWebhookWorker({
@@ -163,9 +167,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, async () => {
       console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
-      sweep.stop();
-      changeLogCleanup.stop();
-      await Promise.all([server.close(), webhooks?.stop()]);
+      await Promise.all([server.close(), webhooks?.stop(), ...backgroundJobs.map((job) => job?.stop())]);
       listVersions.stop();
       access.stop();
       await signals.stop();

@@ -156,13 +156,6 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
 }
 
-export const changeLogCleanupSlices = new Histogram({
-  name: 'plantstore_live_feed_log_cleanup_slice_seconds',
-  help: "Each slice of the live feed's change-log cleanup: one statement deleting the oldest expired rows (on SQLite, as long as it held the event loop).",
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-  registers: [registry],
-});
-
 /** Whether this instance hears the database's signals (db/signals.ts), read at every scrape. */
 export function watchDatabaseSignals(heard: () => boolean): void {
   if (registry.getSingleMetric('plantstore_db_signals_heard')) return;
@@ -176,17 +169,41 @@ export function watchDatabaseSignals(heard: () => boolean): void {
   });
 }
 
-/** The live feed's change log: rows past their retention that the cleanup has not deleted yet, read at every scrape. */
-export function watchChangeLogBacklog(read: () => Promise<number>): void {
-  if (registry.getSingleMetric('plantstore_live_feed_log_backlog_rows')) return;
-  new Gauge({
-    name: 'plantstore_live_feed_log_backlog_rows',
-    help: "Rows of the live feed's change log older than its retention, waiting for the cleanup (counted by position: at most this many).",
-    registers: [registry],
-    async collect() {
-      this.set(await read());
-    },
-  });
+/** Slices of background work (background/slices.ts): each holds the event loop, so the budget is ~10 ms. */
+const SLICE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export const backgroundSliceDuration = new Histogram({
+  name: 'plantstore_background_slice_seconds',
+  help: 'Time of each slice of background work (the event loop is held for at most that long), by job.',
+  labelNames: ['job'] as const,
+  buckets: SLICE_BUCKETS,
+  registers: [registry],
+});
+
+export const backgroundUnitsDone = new Counter({
+  name: 'plantstore_background_done_total',
+  help: 'Units of background work done by this process, by job, in the job’s unit (rows deleted, free pages given back).',
+  labelNames: ['job'] as const,
+  registers: [registry],
+});
+
+/** Each job's backlog, read at every scrape. */
+const backlogReaders = new Map<string, () => Promise<number>>();
+
+new Gauge({
+  name: 'plantstore_background_backlog',
+  help: 'Work waiting for each background job, in the job’s unit (rows to delete, free pages to give back), read from the database at each scrape.',
+  labelNames: ['job'] as const,
+  registers: [registry],
+  async collect() {
+    // A reading that fails keeps the last value: the scrape still answers (the health check reports the database).
+    await Promise.all([...backlogReaders].map(([job, read]) => read().then((value) => this.set({ job }, value), () => {})));
+  },
+});
+
+/** Shows `read()` as the backlog of `job` from now on. */
+export function watchBackgroundBacklog(job: string, read: () => Promise<number>): void {
+  backlogReaders.set(job, read);
 }
 
 /** The scrape: every metric in Prometheus's text format, with its media type. */
