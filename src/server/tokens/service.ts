@@ -228,3 +228,14 @@ export async function revokeToken(id: number): Promise<boolean> {
     'id',
   );
 }
+
+export type TokenState = { id: number; revokedAt: Date | null; expiresAt: Date | null; actor: Actor };
+
+/** The tokens' state now, for those that still exist (held-access.ts decides from it which streams end). */
+export async function tokenStates(ids: number[]): Promise<TokenState[]> {
+  const rows = await db.apiToken.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, revokedAt: true, expiresAt: true, user: { select: { id: true, name: true, role: true } } },
+  });
+  return rows.map((row) => ({ id: row.id, revokedAt: row.revokedAt, expiresAt: row.expiresAt, actor: { userId: row.user.id, name: row.user.name, role: row.user.role } }));
+}
