@@ -3,8 +3,10 @@
  * a user copies: code blocks marked with a file name (```ts file=plant-store-json.ts) and blocks of shell lines
  * marked with what they do (```sh run=openapi-lint).
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import { projectRoot } from './build';
 
@@ -20,4 +22,24 @@ export function documentedCommands(doc: string, name: string): string {
   const blocks = [...read(doc).matchAll(/^```sh run=(\S+)\n([\s\S]*?)^```$/gm)].filter((match) => match[1] === name);
   if (blocks.length !== 1) throw new Error(`${doc} has ${blocks.length} \`\`\`sh run=${name} blocks, not one`);
   return blocks[0]![2]!;
+}
+
+/**
+ * The environment of a user's shell: ours, less what npm and the test runner put there. A child npm would take
+ * `npm_config_local_prefix` (set by the `npm test` this runs under) as its project and install into this one.
+ */
+export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const kept = Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$|NODE_ENV$|VITEST|TEST_)/i.test(name));
+  return { ...Object.fromEntries(kept), ...extra } as NodeJS.ProcessEnv;
+}
+
+/** Runs shell lines as a user types them (`sh -e`: the first failure stops them); a failure shows what they printed. */
+export async function runLines(lines: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)('sh', ['-e', '-c', lines], { cwd: options.cwd, env: options.env ?? userEnv(), maxBuffer: 16 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: number };
+    throw new Error(`these lines failed (exit ${code}) in ${options.cwd}:\n${lines}\n${stdout}\n${stderr}`.slice(0, 20_000));
+  }
 }

@@ -6,17 +6,15 @@
  * the version the line pins): any finding, error or warning, fails. The document does not depend on the
  * database, so the PostgreSQL run of the suite skips this file.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
 import { setupServer } from '@test-support/api-fixture';
-import { childEnv, projectRoot } from '@test-support/build';
-import { documentedCommands } from '@test-support/documented';
+import { projectRoot } from '@test-support/build';
+import { documentedCommands, runLines, userEnv } from '@test-support/documented';
 
 const DOCUMENTED_PATH = '/tmp/plant-store-openapi.json';
 
@@ -33,16 +31,9 @@ describe.skipIf(process.env.TEST_DATABASE === 'postgresql')('the served OpenAPI 
       // Another name than openapi.json, in a folder of its own (several runs may share the machine).
       const script = commands.replaceAll('http://localhost:3000', server.baseUrl).replaceAll(DOCUMENTED_PATH, path.join(folder, 'served-document.json'));
       const started = performance.now();
-      const { stdout, stderr } = await promisify(execFile)('sh', ['-e', '-c', script], {
-        cwd: projectRoot,
-        env: childEnv({ REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }),
-        maxBuffer: 16 * 1024 * 1024,
-      }).catch((error: { stdout?: string; stderr?: string; code?: number }) => {
-        throw new Error(`the lint lines failed (exit ${error.code}):\n${error.stdout}\n${error.stderr}`.slice(0, 20_000));
-      });
+      const output = await runLines(script, { cwd: projectRoot, env: userEnv({ REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }) });
       console.log(`[openapi lint] Spectral and Redocly in ${Math.round(performance.now() - started)} ms`);
       // Redocly exits 0 with warnings; a warning is a finding too.
-      const output = `${stdout}\n${stderr}`;
       expect(output, output).toContain("No results with a severity of 'hint' or higher found!");
       expect(output, output).toContain('Your API description is valid');
       expect(output, output).not.toMatch(/You have \d+ warnings?/);
