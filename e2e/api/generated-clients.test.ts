@@ -54,7 +54,8 @@ describe.skipIf(process.env.TEST_DATABASE === 'postgresql')('clients generated a
 
     const parents: string[] = [];
     try {
-      const folders = await Promise.all(
+      // Every recipe to its end before any failure is reported, so that no folder is removed under a running npm.
+      const settled = await Promise.allSettled(
         RECIPES.map(async (recipe) => {
           const parent = mkdtempSync(path.join(os.tmpdir(), `plant-store-${recipe}-`));
           parents.push(parent);
@@ -68,6 +69,9 @@ describe.skipIf(process.env.TEST_DATABASE === 'postgresql')('clients generated a
           return [recipe, folder] as const;
         }),
       );
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+      const folders = settled.map((result) => (result as PromiseFulfilledResult<readonly [Recipe, string]>).value);
       // One after another: ids are unique across the store, and every client creates the same three.
       for (const [recipe, folder] of folders) {
         const { token } = await server.createToken(`generated-${recipe}`);
