@@ -3,7 +3,7 @@
  * a user copies: code blocks marked with a file name (```ts file=plant-store-json.ts) and blocks of shell lines
  * marked with what they do (```sh run=openapi-lint).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -42,4 +42,44 @@ export async function runLines(lines: string, options: { cwd: string; env?: Node
     const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: number };
     throw new Error(`these lines failed (exit ${code}) in ${options.cwd}:\n${lines}\n${stdout}\n${stderr}`.slice(0, 20_000));
   }
+}
+
+export type RunningLines = {
+  output: () => string;
+  /** Resolves with the output once `done` says it holds what is awaited; rejects on a timeout or an early exit. */
+  waitFor: (done: (output: string) => boolean, what: string, timeoutMs?: number) => Promise<string>;
+  /** Resolves with the exit code once the lines end by themselves. */
+  exited: Promise<number | null>;
+  /** Stops the lines and what they started (their own process group). */
+  stop: () => Promise<void>;
+};
+
+/** Starts shell lines that run until stopped (a feed followed with curl -N), as runLines runs the others. */
+export function startLines(lines: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): RunningLines {
+  const child = spawn('sh', ['-e', '-c', lines], { cwd: options.cwd, env: options.env ?? userEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let ended = false;
+  void exited.then(() => (ended = true));
+  return {
+    output: () => output,
+    exited,
+    waitFor: (done, what, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const started = Date.now();
+        const check = () => {
+          if (done(output)) resolve(output);
+          else if (ended) reject(new Error(`these lines ended before ${what}:\n${lines}\n${output}`));
+          else if (Date.now() - started > timeoutMs) reject(new Error(`no ${what} within ${timeoutMs} ms from:\n${lines}\n${output}`));
+          else setTimeout(check, 50);
+        };
+        check();
+      }),
+    stop: async () => {
+      if (!ended) process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    },
+  };
 }
