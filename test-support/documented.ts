@@ -25,11 +25,13 @@ export function documentedCommands(doc: string, name: string): string {
 }
 
 /**
- * The environment of a user's shell: ours, less what npm and the test runner put there. A child npm would take
- * `npm_config_local_prefix` (set by the `npm test` this runs under) as its project and install into this one.
+ * The environment of a user's shell: ours, less what `npm test` and the test runner put there about this project.
+ * A child npm would take `npm_config_local_prefix` as its project and install into this one; the user's own npm
+ * settings (`npm_config_cache`, `npm_config_registry`, …) stay.
  */
 export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const kept = Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$|NODE_ENV$|VITEST|TEST_)/i.test(name));
+  const project = /^(npm_config_local_prefix|npm_config_call|npm_package_.*|npm_lifecycle_.*|npm_command|INIT_CWD|NODE_ENV|VITEST.*|TEST_.*)$/i;
+  const kept = Object.entries(process.env).filter(([name]) => !project.test(name));
   return { ...Object.fromEntries(kept), ...extra } as NodeJS.ProcessEnv;
 }
 
