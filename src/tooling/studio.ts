@@ -28,13 +28,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { databaseEngine, databaseFilePath } from '../server/db/database-url';
+import { databaseEngine, databaseFilePath, DEFAULT_DATABASE_URL } from '../server/db/database-url';
 
 import { STUDIO_WRITE_VARIABLE } from './studio-access';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const prismaCli = path.join(projectRoot, 'node_modules', 'prisma', 'build', 'index.js');
-const DEFAULT_DATABASE_URL = 'file:./data/plants.db';
 const DEFAULT_PORT = 5555;
 
 /** What the page may load and connect to: itself only. Its one inline style and config script need 'unsafe-inline'. */
