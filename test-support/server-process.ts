@@ -46,13 +46,14 @@ export type RunningServer = {
 /**
  * `database`: start on a database of the caller's (a restart, or a second instance); it is then left alone
  * on stop, and `adminToken` is '' unless this server printed one. `dir`: run another checkout's test build
- * (`<dir>/.test-build/server.mjs`, in that folder), for a benchmark's baseline.
+ * (`<dir>/.test-build/server.mjs`, in that folder), for a benchmark's baseline. `port`: one the caller chose
+ * (freePort()), to reach the server before this resolves, as its first clients do.
  */
-export async function startServer(options: { database?: TestDatabase; env?: Record<string, string>; dir?: string } = {}): Promise<RunningServer> {
+export async function startServer(options: { database?: TestDatabase; env?: Record<string, string>; dir?: string; port?: number } = {}): Promise<RunningServer> {
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await createTestDatabase());
   const databaseUrl = database.url;
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
 
   const dir = options.dir ?? projectRoot;

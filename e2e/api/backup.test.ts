@@ -33,7 +33,7 @@ const ids = (rows: { id: unknown }[]) => new Set(rows.map((row) => String(row.id
 /**
  * On PostgreSQL the backup is pg_dump's and the restore pg_restore's, the client tools of the system, which npm
  * cannot bring: without them, or with ones older than the suite's server (whose archive they refuse to write), the
- * test is skipped, as `npm test`'s preflight says. CI installs them.
+ * tests are skipped, as `npm test`'s preflight says. CI installs them.
  */
 const server = postgresServerBinaries();
 const serverMajor = server && majorVersion(versionOf(path.join(server.binDir, 'postgres')));
@@ -41,6 +41,25 @@ const clientTools = testEngine === 'postgresql' ? postgresClientTools() : undefi
 const withoutClientTools = testEngine === 'postgresql' && (clientTools === undefined || (serverMajor !== undefined && clientTools.major < serverMajor));
 
 describe(`npm run db:backup (${testEngine})`, () => {
+  it.skipIf(withoutClientTools)('writes the backup for its owner alone: the file 0600, the folders it creates 0700', async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const migrate = await runCommand(process.execPath, [path.join(testBuildDir, 'migrate.mjs')], { DATABASE_URL: database.url });
+    expect(migrate.code, migrate.stderr).toBe(0);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'plant-store-backup-modes-'));
+    try {
+      const file = path.join(root, 'backups', 'nightly', 'plants.backup');
+      const backup = await runCommand(process.execPath, [path.join(testBuildDir, 'backup.mjs'), file], { DATABASE_URL: database.url });
+      expect(backup.code, backup.stderr).toBe(0);
+      const mode = (entry: string) => (fs.statSync(entry).mode & 0o777).toString(8);
+      // Under the usual umask (022) a file SQLite or pg_dump creates is 0644, readable by every user of the machine.
+      expect({ file: mode(file), nightly: mode(path.dirname(file)), backups: mode(path.join(root, 'backups')) }).toEqual({ file: '600', nightly: '700', backups: '700' });
+      expect(fs.readdirSync(path.dirname(file))).toEqual(['plants.backup']);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it.skipIf(withoutClientTools)('copies a running server’s database under writes: a server on the restored copy has every write acknowledged before it began', { timeout: 180_000 }, async () => {
     const env = webhookEnv();
     const original = await startServer({ env });

@@ -239,10 +239,43 @@ describe('conditional plant lists', () => {
     expect(kept.json.message.replace(/\d+/g, 'N')).toBe(listed.json.message.replace(/\d+/g, 'N'));
   });
 
+  it('answers If-None-Match: * with a 304 and the headers its 200 carries, alone or among tags, asked before or not, on either instance', async () => {
+    const member = await first.createToken('conditional-any', 'member');
+    const onFirst = await checkedClient(first, member.token);
+    const onSecond = await checkedClient(second, member.token);
+    // No plant yet: an empty list is a current answer too (RFC 9110, 13.1.2: "*" matches any).
+    const empty = await onSecond.get('/api/plants', { headers: { 'If-None-Match': '*' } });
+    expect(empty.status).toBe(304);
+    expect(empty.headers.get('etag')).toMatch(/^"[\w-]{27}"$/);
+    for (const id of [39_001n, 39_002n, 39_003n]) expectStatus(await onFirst.post('/api/plants', plantBody(id, `Any ${id}`)), 200);
+
+    // A query no instance has answered yet, then one the first has: the procedure's 200 and the kept one.
+    for (const [client, header] of [
+      [onSecond, '*'],
+      [onFirst, '*'],
+      [onFirst, '"other", *'],
+      [onSecond, ' W/"other" ,* '],
+    ] as const) {
+      const polled = await client.get('/api/plants?limit=2', { headers: { 'If-None-Match': header } });
+      expect(polled.status, header).toBe(304);
+      expect(polled.text).toBe('');
+      const page = await client.get('/api/plants?limit=2');
+      expect(polled.headers.get('etag')).toBe(etagOf(page));
+      expect(polled.headers.get('link')).toBe(page.headers.get('link'));
+      expect(polled.headers.get('link')).toContain('after=39002');
+      expect(polled.headers.get('cache-control')).toBe('private, no-cache');
+    }
+    // A list that is not one: a member's refusal below, and a malformed header is no match.
+    expect(await unchanged(onFirst, '/api/plants?limit=2', 'junk, *')).toBe(false);
+  });
+
   it('refuses what the list refuses, whatever If-None-Match says', async () => {
     const client = await checkedClient(first, (await first.createToken('conditional-refused', 'member')).token);
-    expectError(await client.get('/api/plants?owner=admin', { headers: { 'If-None-Match': '*' } }), 'ownerFilterForAdmins');
-    expectError(await client.get('/api/plants?limit=0', { headers: { 'If-None-Match': '*' } }), 'invalidQueryParameter');
+    // Asked twice, so that the first answer would be kept if it were one.
+    for (let ask = 0; ask < 2; ask++) {
+      expectError(await client.get('/api/plants?owner=admin', { headers: { 'If-None-Match': '*' } }), 'ownerFilterForAdmins');
+      expectError(await client.get('/api/plants?limit=0', { headers: { 'If-None-Match': '*' } }), 'invalidQueryParameter');
+    }
     const anonymous = await checkedClient(first, null);
     expectError(await anonymous.get('/api/plants', { headers: { 'If-None-Match': '*' } }), 'missingToken');
   });

@@ -6,7 +6,7 @@
  * stops the start with one line naming DATABASE_URL and the path, never a stack trace.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -151,6 +151,27 @@ describe.runIf(testEngine === 'sqlite')('SQLite at start', STARTS, () => {
     expect(second.stdout()).not.toMatch(TOKEN);
     expect(second.stdout()).toContain('database is up to date');
     expect((await second.stop()).code).toBe(0);
+  });
+
+  it('makes the database its owner’s alone: the file, its -wal and -shm 0600, the folders it creates 0700; an operator’s own modes stay', async () => {
+    const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+    const dir = folder('private', 0o755);
+    const file = path.join(dir, 'data', 'deeper', 'plants.db');
+    const server = start('server.mjs', { cwd: root, env: { DATABASE_URL: `file:${file}` } });
+    expect(await server.serving(), server.output()).toBe(true);
+    // While the server runs, SQLite's -wal and -shm are there beside the file.
+    expect({ file: mode(file), wal: mode(`${file}-wal`), shm: mode(`${file}-shm`) }).toEqual({ file: '600', wal: '600', shm: '600' });
+    expect({ data: mode(path.join(dir, 'data')), deeper: mode(path.dirname(file)) }).toEqual({ data: '700', deeper: '700' });
+    expect((await server.stop()).code).toBe(0);
+
+    // A file and folder the operator made, with modes of their own (a group that reads backups), keep them.
+    const own = path.join(folder('operators-own', 0o750), 'plants.db');
+    writeFileSync(own, '');
+    chmodSync(own, 0o640);
+    const onOwn = start('server.mjs', { cwd: root, env: { DATABASE_URL: `file:${own}` } });
+    expect(await onOwn.serving(), onOwn.output()).toBe(true);
+    expect({ file: mode(own), wal: mode(`${own}-wal`), folder: mode(path.dirname(own)) }).toEqual({ file: '640', wal: '640', folder: '750' });
+    expect((await onOwn.stop()).code).toBe(0);
   });
 
   it('creates the folders a DATABASE_URL names when they are missing', async () => {

@@ -1,7 +1,7 @@
 /**
  * Traces from the built server, on the suite's engine, sent as OTLP/HTTP JSON to a collector in this test
  * (the standard variables only): a create is one trace from the front to Prisma's statements, its id is in
- * the request's log line, and the webhook the create causes reaches its receiver with a `traceparent` of a
+ * the request's log line, a search's text (the query) is in no span, and the webhook the create causes reaches its receiver with a `traceparent` of a
  * span the server exported. Without the variables nothing is exported.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { testBuildDir } from '@test-support/build';
 import { api } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
 
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string };
+type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: { key: string; value: { stringValue?: string } }[] };
 
 const receivers: Receiver[] = [];
 const servers: RunningServer[] = [];
@@ -72,6 +72,26 @@ describe('traces from the built server (OTLP/HTTP)', () => {
     expect(byName('door rest').parentSpanId).toBe(byName('POST /api/plants').spanId);
     expect(byName('plants.create').parentSpanId).toBe(byName('door rest').spanId);
     expect(spans.filter((span) => span.name === 'prisma:client:operation').every((span) => span.parentSpanId === byName('plants.create').spanId)).toBe(true);
+
+    // A list's search text is in its query, which no span carries: url.path is the path alone.
+    const secret = 'secret-search-text';
+    const searched = await admin.get(`/api/plants?q=${secret}&limit=1`);
+    expect(searched.status).toBe(200);
+    const searchedLine = await eventually(
+      async () => server.log().split('\n').find((entry) => entry.includes(searched.headers.get('x-request-id')!) && entry.includes('"traceId"')),
+      (found) => found !== undefined,
+      30_000,
+      'the search’s log line',
+    );
+    const searchTrace = (JSON.parse(searchedLine!) as { traceId: string }).traceId;
+    const list = await eventually(
+      async () => exported(collector).find((span) => span.traceId === searchTrace && span.name === 'GET /api/plants'),
+      (found) => found !== undefined,
+      30_000,
+      'the search’s server span',
+    );
+    expect(list!.attributes?.find((attribute) => attribute.key === 'url.path')?.value.stringValue).toBe('/api/plants');
+    expect(collector.received.filter((request) => request.path === '/v1/traces').some((request) => request.body.includes(secret))).toBe(false);
 
     // The webhook attempt is a span the server exported, and the receiver got its traceparent.
     const delivery = await eventually(async () => hooks.received.find((request) => request.path !== '/v1/traces'), (found) => found !== undefined, 30_000, 'the webhook');

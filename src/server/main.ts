@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Loaded once the configuration is known to be good, so a bad value stops the start before anything else.
   // Loading the data layer opens nothing: openDatabase migrates first, then connects.
-  const [{ openDatabase }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
+  const [{ openDatabase, startReturningFreePages }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
     import('./db/unavailable'),
     import('./tokens/service'),
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { keepPlantListVersions }] = await Promise.all([
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { startDeliveryRetention }, { keepPlantListVersions }] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     import('./webhooks/settings'),
     import('./webhooks/health-counts'),
     import('./idempotency/store'),
+    import('./webhooks/retention'),
     import('./plants/versions'),
   ]);
   // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
@@ -122,7 +123,13 @@ async function main(): Promise<void> {
     log: logger,
   });
   console.log(`Plant Store is serving on http://${settings.HOSTNAME_TO_BIND}:${settings.PORT} (${dev ? 'development' : 'production'})`);
-  const sweep = startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') });
+  // Background work, each job on its own timer and in slices of ~10 ms (background/slices.ts): no request waits
+  // behind it for longer, and none is needed for it to happen.
+  const backgroundJobs = [
+    startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') }),
+    startDeliveryRetention({ onError: (error) => logger.error({ err: error }, 'sweeping old webhook deliveries failed') }),
+    await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
+  ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key
     ? startWebhookWorker({
@@ -139,8 +146,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, async () => {
       console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
-      sweep.stop();
-      await Promise.all([server.close(), webhooks?.stop()]);
+      await Promise.all([server.close(), webhooks?.stop(), ...backgroundJobs.map((job) => job?.stop())]);
       listVersions.stop();
       await db.$disconnect();
       // What is still batched goes to the collector before the process ends.

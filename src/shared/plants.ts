@@ -162,7 +162,7 @@ const filterText = (field: string, maxLength: number) =>
 export const plantFilters = {
   tag: filterText('tag', TAG_MAX_LENGTH).meta({ description: 'Only plants with exactly this tag.' }).optional(),
   q: filterText('q', QUERY_MAX_LENGTH)
-    .meta({ description: 'Only plants whose name contains this text, case-insensitively (1 to 200 characters).' })
+    .meta({ description: 'Only plants whose name contains this text, ignoring case, accents and invisible characters (1 to 200 characters).' })
     .optional(),
   owner: filterText('owner', 64).meta({ description: "Admins only: only this user's plants (a user name)." }).optional(),
 };

@@ -4,12 +4,16 @@
 // needs that server for a throwaway shadow database (`node --import tsx test-support/postgres.ts` starts one).
 // When the declared plant fields (shared/plants.ts) differ from what the latest webhook trigger writes, the
 // migration also rewrites the triggers (plant-event-sql.ts): their SQL cannot follow the declaration by itself.
+// When the name fold (shared/name-fold-table.ts, name-fold-sql.ts) differs from the latest migration's, the
+// migration ends with it (the table loaded again, its triggers, every name folded again). Either is reason
+// enough for a migration, with no change of the schema.
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { databaseEngine, DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 import { engineLayouts } from '@/server/db/engines';
+import { latestNameFoldSql, nameFoldSql } from './name-fold-sql';
 import { latestWebhookOutboxMigration, webhookOutboxSql, webhookPayloadMembers, writesDeclaredFields } from './plant-event-sql';
 import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine } from './schema-engine';
 
@@ -54,19 +58,24 @@ async function main(): Promise<void> {
   });
   await close();
 
-  const schemaDiffers = exitCode === 2;
+  const schemaDiffers = exitCode === 2 && script !== null;
   const triggersDiffer = !writesDeclaredFields(webhookPayloadMembers(engine, latestWebhookOutboxMigration(engine, migrationsDir)));
-  if (!schemaDiffers || script === null) {
-    console.log(`no changes: the migrations already match ${path.relative(process.cwd(), schemaPath)}`);
+  const nameFold = nameFoldSql(engine);
+  const foldDiffers = latestNameFoldSql(migrationsDir) !== nameFold;
+  if (!schemaDiffers && !triggersDiffer && !foldDiffers) {
+    console.log(`no changes: the migrations already match ${path.relative(process.cwd(), schemaPath)}, the declared plant fields and the name fold`);
     return;
   }
 
   const folderName = `${migrationTimestamp(new Date())}_${name}`;
   const migrationPath = path.join(migrationsDir, folderName, 'migration.sql');
+  // The name fold last: latestNameFoldSql reads it from its first line to the end of the file.
+  const parts = [schemaDiffers ? script : '', triggersDiffer ? webhookOutboxSql(engine) : '', foldDiffers ? nameFold : ''].filter((part) => part !== '');
   fs.mkdirSync(path.dirname(migrationPath), { recursive: true });
-  fs.writeFileSync(migrationPath, triggersDiffer ? `${script}\n${webhookOutboxSql(engine)}` : script, { flag: 'wx' });
+  fs.writeFileSync(migrationPath, parts.join('\n'), { flag: 'wx' });
   fs.writeFileSync(path.join(migrationsDir, LOCKFILE_NAME), lockfileContent(provider));
-  console.log(`wrote ${path.relative(process.cwd(), migrationPath)}${triggersDiffer ? ', with the webhook triggers rewritten for the declared plant fields' : ''}`);
+  const also = [triggersDiffer ? 'the webhook triggers rewritten for the declared plant fields' : '', foldDiffers ? 'the name fold' : ''].filter((part) => part !== '');
+  console.log(`wrote ${path.relative(process.cwd(), migrationPath)}${also.length > 0 ? `, with ${also.join(' and ')}` : ''}`);
 }
 
 await main();

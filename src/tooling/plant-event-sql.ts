@@ -3,13 +3,12 @@
 // replaces them, and `npm run db:new-migration` appends this SQL to it when the fields the latest trigger writes
 // differ from the declared ones. `data` is the plant as answered: id, then each field in its order, an optional
 // one left out when NULL, exactly what eventPayload (webhooks/outbox.ts) writes for `toPlant`'s plant.
-import fs from 'node:fs';
-import path from 'node:path';
-
 import { z } from 'zod';
 
 import type { DatabaseEngine } from '@/server/db/database-url';
 import { OPTIONAL_PLANT_FIELDS, PLANT_FIELD_NAMES, plantFields } from '@/shared/plants';
+
+import { migrationsNewestFirst } from './migration-files';
 
 for (const field of PLANT_FIELD_NAMES) {
   const declared: z.ZodType = plantFields[field];
@@ -91,16 +90,7 @@ export function webhookOutboxSql(engine: DatabaseEngine): string {
 /** The SQL of the newest migration in `migrationsDir` that defines the webhook triggers. */
 export function latestWebhookOutboxMigration(engine: DatabaseEngine, migrationsDir: string): string {
   const defines = engine === 'sqlite' ? /CREATE TRIGGER "Plant_created_webhook_outbox"/ : /CREATE (OR REPLACE )?FUNCTION "webhook_outbox"/;
-  const folders = fs
-    .readdirSync(migrationsDir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort()
-    .reverse();
-  for (const folder of folders) {
-    const sql = fs.readFileSync(path.join(migrationsDir, folder, 'migration.sql'), 'utf8');
-    if (defines.test(sql)) return sql;
-  }
+  for (const sql of migrationsNewestFirst(migrationsDir)) if (defines.test(sql)) return sql;
   throw new Error(`no migration in ${migrationsDir} defines the webhook triggers`);
 }
 

@@ -16,13 +16,26 @@ const BUSY_TIMEOUT_MS = 30_000;
 /**
  * A backup never replaces an existing file (an earlier backup may be the only good one), and it appears
  * under its name only once it is complete and checked: it is written beside it under a temporary name
- * and renamed, so a crash or a failed check leaves no half-copy that looks like a backup.
+ * and renamed, so a crash or a failed check leaves no half-copy that looks like a backup. It holds what the
+ * database holds (token hashes, user names, webhook URLs and encrypted secrets, kept answers), so it is its
+ * owner's alone: the folders this creates are 0700, the file 0600 from its first byte (createPartial).
  */
 function claimTarget(target: string): string {
   const file = path.resolve(target);
   if (fs.existsSync(file)) throw new Error(`${file} exists; a backup never overwrites a file: name a new one`);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   return file;
+}
+
+/**
+ * The temporary file, made empty and 0600 before any data goes in: SQLite's backup and pg_dump then write into
+ * it and keep its mode (a file they created would be 0644 under the usual umask), and SQLite gives the journal
+ * beside it the same mode.
+ */
+function createPartial(file: string): string {
+  const partial = `${file}.partial-${process.pid}`;
+  fs.closeSync(fs.openSync(partial, 'wx', 0o600));
+  return partial;
 }
 
 /**
@@ -35,9 +48,10 @@ function claimTarget(target: string): string {
 async function backupSqlite(databaseUrl: string, file: string): Promise<BackupResult> {
   const source = databaseFilePath(databaseUrl);
   if (!fs.existsSync(source)) throw new Error(`there is no database at ${source} (DATABASE_URL); nothing to back up`);
-  const partial = `${file}.partial-${process.pid}`;
-  const database = new Database(source, { fileMustExist: true });
+  const partial = createPartial(file);
+  let database: Database.Database | undefined;
   try {
+    database = new Database(source, { fileMustExist: true });
     database.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // After the first (empty) step, one step copies every page: copied in slices, a copy is restarted by every
     // write that commits between two slices and would never finish under steady writes; in one step it holds
@@ -47,7 +61,7 @@ async function backupSqlite(databaseUrl: string, file: string): Promise<BackupRe
     fs.rmSync(partial, { force: true });
     throw error;
   } finally {
-    database.close();
+    database?.close();
   }
   try {
     const copy = new Database(partial, { fileMustExist: true });
@@ -96,7 +110,7 @@ async function backupPostgres(databaseUrl: string, file: string): Promise<Backup
   url.password = '';
   const env: NodeJS.ProcessEnv = { ...process.env, ...(password ? { PGPASSWORD: password } : {}) };
   const bin = (name: string) => (process.env.PG_BIN ? path.join(process.env.PG_BIN, name) : name);
-  const partial = `${file}.partial-${process.pid}`;
+  const partial = createPartial(file);
   try {
     const dump = await run(
       bin('pg_dump'),

@@ -9,6 +9,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '@/generated/prisma/client';
 import { PrismaClient as PostgresPrismaClient } from '@/generated/prisma-postgresql/client';
 import { type DatabaseEngine, databaseEngine, postgresConnection } from '@/server/db/database-url';
+import { type BackgroundJob, type SliceResult, startBackgroundJob } from '@/server/background/slices';
 import { applyMigrations } from '@/server/db/migrate';
 import { asDatabaseUnavailable } from '@/server/db/unavailable';
 import { databaseStatementDuration, type PoolFigures, watchDatabasePool } from '@/server/observability/metrics';
@@ -167,6 +168,9 @@ function isolateTransactions(connection: SqliteConnection, database: Database): 
   };
 }
 
+/** The SQLite client's connection, for what only a script can do (returnFreePages). */
+let sqliteConnection: SqliteConnection | undefined;
+
 type Queryable = { queryRaw: (query: unknown) => Promise<unknown>; executeRaw: (query: unknown) => Promise<unknown> };
 /**
  * The part of the configuration the database needs, declared here so the data layer stands below config.ts
@@ -248,6 +252,7 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
     // Timed inside the turn-taking below: the statement's own time, not its wait for a transaction to end.
     if (metrics) timeStatements(connection as unknown as Queryable);
     isolateTransactions(connection as unknown as SqliteConnection, (connection as unknown as { client: Database }).client);
+    sqliteConnection = connection as unknown as SqliteConnection;
     return connection;
   };
   return new PrismaClient({ adapter, transactionOptions });
@@ -300,33 +305,50 @@ export async function openDatabase(settings: DatabaseSettings, { log }: { log?: 
   return client;
 }
 
-/** Free pages SQLite gives back per transaction: 400 KB, ~20 ms of the single writer each. */
-const FREE_PAGES_PER_STEP = 100;
 const AUTO_VACUUM_INCREMENTAL = 2;
+/** At most this many pages in one slice: 4 MB written to the WAL, about what SQLite checkpoints at once. */
+const FREE_PAGES_SLICE_MAX = 1_024;
 
 const pragmaNumber = async (name: string) => Number(Object.values((await db.$queryRawUnsafe<Record<string, unknown>[]>(`PRAGMA ${name}`))[0] ?? {})[0] ?? 0);
 
 /**
- * Gives the free pages of the SQLite file back to the file system, a batch at a time, and resolves to how
- * many. SQLite keeps the pages of deleted rows in the file and reuses them for later writes, so without this
- * the file stays as large as it ever was (an expired day of idempotency keys, a week of delivered webhooks).
- * Needs `auto_vacuum = INCREMENTAL`, which the migration runner gives every new file; on an older file, and
- * on PostgreSQL (whose vacuum keeps freed space for reuse), it does nothing. Measured: 16 MB of swept keys
- * (4,100 pages) given back in ~0.4 s, in transactions of 100 pages (store.test.ts).
+ * Gives at most `size` of the SQLite file's free pages back to the file system, in one statement and one
+ * commit. SQLite keeps the pages of deleted rows in the file and reuses them for later writes, so without
+ * this the file stays as large as it ever was (an expired day of idempotency keys, a week of delivered
+ * webhooks, deleted plants). `PRAGMA incremental_vacuum(N)` gives back N pages only when stepped to its end,
+ * which the adapter's statements never do (they step once: one page each), so it runs as a script on the
+ * client's connection, taking its turn with transactions like any statement (isolateTransactions).
  */
-export async function returnFreePages(): Promise<number> {
-  if (engine !== 'sqlite' || (await pragmaNumber('auto_vacuum')) !== AUTO_VACUUM_INCREMENTAL) return 0;
-  let returned = 0;
-  for (let free = await pragmaNumber('freelist_count'); free > 0; ) {
-    // Each step of the pragma gives back one page, and the adapter steps a statement without columns once:
-    // so one statement per page, a batch of them in one transaction (one commit, one sync).
-    await db.$transaction(Array.from({ length: Math.min(free, FREE_PAGES_PER_STEP) }, () => db.$executeRawUnsafe('PRAGMA incremental_vacuum')));
-    const left = await pragmaNumber('freelist_count');
-    if (left >= free) break;
-    returned += free - left;
-    free = left;
-  }
-  return returned;
+export async function returnFreePages(size: number): Promise<SliceResult> {
+  const before = await pragmaNumber('freelist_count');
+  if (before === 0 || sqliteConnection === undefined) return { done: 0, more: false };
+  // Never 0 or less: that would give back every free page at once.
+  await sqliteConnection.executeScript(`PRAGMA incremental_vacuum(${Math.max(1, Math.min(Math.floor(size), before))})`);
+  const after = await pragmaNumber('freelist_count');
+  return { done: Math.max(0, before - after), more: after > 0 && after < before };
+}
+
+/** The SQLite file's free pages: a number in its header, read at once. */
+export function countFreePages(): Promise<number> {
+  return pragmaNumber('freelist_count');
+}
+
+/**
+ * Gives the SQLite file's free pages back at the start and then every `everyMs` (a minute), in slices
+ * (background/slices.ts), whoever freed them. Needs `auto_vacuum = INCREMENTAL`, which the migration runner
+ * gives every new file; on an older file (its free pages are reused, never given back) and on PostgreSQL
+ * (whose own vacuum keeps freed space for reuse) there is no such job: resolves to undefined.
+ */
+export async function startReturningFreePages(options: { everyMs?: number; onError: (error: unknown) => void }): Promise<BackgroundJob | undefined> {
+  if (engine !== 'sqlite' || (await pragmaNumber('auto_vacuum')) !== AUTO_VACUUM_INCREMENTAL) return undefined;
+  return startBackgroundJob({
+    name: 'sqlite-free-pages',
+    everyMs: options.everyMs ?? 60_000,
+    step: returnFreePages,
+    sizes: { initial: 64, max: FREE_PAGES_SLICE_MAX },
+    backlog: countFreePages,
+    onError: options.onError,
+  });
 }
 
 /** True when the error is the database refusing a second row with the same unique key. */

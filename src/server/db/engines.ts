@@ -14,22 +14,26 @@ export type EngineLayout = {
   /** The provider named in migration_lock.toml. */
   provider: 'sqlite' | 'postgresql';
   /**
-   * Tables the migrations make that no Prisma schema can declare, so that a schema diff (`npm run
+   * Tables the migrations make that the Prisma schema does not declare, so that a schema diff (`npm run
    * db:new-migration`, the drift test, Prisma's CLI through prisma.config.ts) leaves them be: on SQLite the
    * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search), and the
-   * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters).
+   * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters), none of which a schema
+   * can declare; and the name fold's table, the database's own copy of code (src/tooling/name-fold-sql.ts), which
+   * no client reads and Prisma Studio had better not offer to edit (PostgreSQL folds without a table).
    */
   externalTables: string[];
 };
 
 const NAME_SEARCH_TABLE = 'PlantNameSearch';
+/** The name fold's table on SQLite, which the migrations load (src/tooling/name-fold-sql.ts). */
+export const NAME_FOLD_TABLE = 'PlantNameFold';
 
 export const engineLayouts: Record<DatabaseEngine, EngineLayout> = {
   sqlite: {
     schemaPath: path.join(prismaDir, 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'migrations'),
     provider: 'sqlite',
-    externalTables: [NAME_SEARCH_TABLE, `${NAME_SEARCH_TABLE}Terms`, ...['config', 'data', 'docsize', 'idx'].map((shadow) => `${NAME_SEARCH_TABLE}_${shadow}`)],
+    externalTables: [NAME_SEARCH_TABLE, `${NAME_SEARCH_TABLE}Terms`, ...['config', 'data', 'docsize', 'idx'].map((shadow) => `${NAME_SEARCH_TABLE}_${shadow}`), NAME_FOLD_TABLE],
   },
   postgresql: {
     schemaPath: path.join(prismaDir, 'postgresql', 'schema.prisma'),

@@ -100,9 +100,26 @@ function enableWal(db: Database.Database): void {
   }
 }
 
+/**
+ * The database holds token hashes, user names, webhook URLs and their encrypted secrets, and kept answers: a
+ * file this creates is its owner's alone (0600, and the folders it creates 0700), where SQLite's own default
+ * would be readable by every user of the machine (0644 under the usual umask). SQLite gives the -wal and
+ * -shm it creates beside the file the file's own mode. A file or folder that exists keeps the mode its
+ * operator gave it, and a stricter umask still applies.
+ */
+function createPrivately(filePath: string): void {
+  fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(filePath, 'wx', 0o600));
+  } catch {
+    // It exists (a file, another runner's, a folder), or cannot be made here: SQLite, opening it next, meets
+    // the same and says why in terms unavailable.ts turns into the start's one line.
+  }
+}
+
 export function applySqliteMigrations(databaseUrl: string, files: MigrationFile[], log: (line: string) => void): { applied: string[]; history: MigrationRecord[] } {
   const filePath = databaseFilePath(databaseUrl);
-  fs.mkdirSync(path.dirname(filePath), { recursive: true });
+  createPrivately(filePath);
   const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
   try {
     // Only a file without tables takes this (on any other it changes nothing): freed pages can then be given

@@ -8,6 +8,9 @@ import { db } from '@/server/db/client';
 import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 
+import { runInSlices, type SliceResult, sliceSizer, type Step } from '@/server/background/slices';
+import { returnFreePages } from '@/server/db/client';
+
 import { sweepExpiredKeys } from './store';
 
 const pragma = async (name: string) => Number(Object.values((await db.$queryRawUnsafe<Record<string, unknown>[]>(`PRAGMA ${name}`))[0]!)[0]);
@@ -38,8 +41,14 @@ describe('sweeping expired keys', () => {
     const pageSize = await pragma('page_size');
     const pagesBefore = await pragma('page_count');
     const started = performance.now();
-    expect(await sweepExpiredKeys()).toBe(256);
-    console.log(`swept 16 MB and gave it back in ${(performance.now() - started).toFixed(0)} ms`);
+    const slices: { result: SliceResult; ms: number }[] = [];
+    const inSlices = (step: Step) => runInSlices(step, { sizer: sliceSizer({ initial: 16, max: 1_024 }), stopped: () => false, onSlice: (result, ms) => slices.push({ result, ms }) });
+    expect(await inSlices((size) => sweepExpiredKeys(size))).toBe(256);
+    // Every slice deletes at most its size, though the 256 keys expired at the same instant.
+    expect(slices.every(({ result }) => result.done <= 1_024)).toBe(true);
+    expect(slices[0]!.result.done).toBe(16);
+    await inSlices(returnFreePages);
+    console.log(`swept 16 MB and gave it back in ${(performance.now() - started).toFixed(0)} ms, ${slices.length} slices, the longest ${Math.max(...slices.map(({ ms }) => ms)).toFixed(1)} ms`);
     expect(await pragma('freelist_count')).toBe(0);
     const freedBytes = (pagesBefore - (await pragma('page_count'))) * pageSize;
     expect(freedBytes).toBeGreaterThan(15 * 1024 * 1024);

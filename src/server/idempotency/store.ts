@@ -1,6 +1,7 @@
 import 'server-only';
 
-import { db, isUniqueViolation, returnFreePages } from '@/server/db/client';
+import { type BackgroundJob, type SliceResult, startBackgroundJob } from '@/server/background/slices';
+import { db, isUniqueViolation } from '@/server/db/client';
 import { IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
 
 /**
@@ -99,36 +100,52 @@ export async function releaseKey({ userId, key }: KeyRef): Promise<void> {
   await db.idempotencyKey.deleteMany({ where: { userId, key, status: null } });
 }
 
-const SWEEP_BATCH = 500;
+/** At most this many keys in one slice's delete (two parameters each, within any engine's bound). */
+const SWEEP_SLICE_MAX = 1_024;
+/** The backlog shown in /api/metrics is counted up to this: a scrape reads no more of the index than that. */
+export const EXPIRED_KEYS_COUNTED_UP_TO = 10_000;
 
 /**
- * Deletes keys past their 24 hours, a batch at a time, so SQLite's single writer is never held for long,
- * then gives the file's free pages back (these and any other table's). Resolves to the number deleted.
- * Expired keys are ignored by claimKey anyway; this only frees the space.
+ * Deletes at most `size` keys past their 24 hours, oldest first, by their primary key (so a key a request
+ * has just claimed again, with a new expiry, stays). Expired keys are ignored by claimKey anyway; this only
+ * frees their space, which on SQLite is then given back to the file system by its own job (db/client.ts).
  */
-export async function sweepExpiredKeys(now = new Date()): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    // The expiry of the batch's last row bounds the batch, using the index on expiresAt.
-    const last = await db.idempotencyKey.findFirst({
-      where: { expiresAt: { lt: now } },
-      orderBy: { expiresAt: 'asc' },
-      skip: SWEEP_BATCH - 1,
-      select: { expiresAt: true },
-    });
-    const { count } = await db.idempotencyKey.deleteMany({ where: { expiresAt: last ? { lte: last.expiresAt } : { lt: now } } });
-    deleted += count;
-    if (!last || count === 0) break;
+export async function sweepExpiredKeys(size: number, now = new Date()): Promise<SliceResult> {
+  const expired = await db.idempotencyKey.findMany({
+    where: { expiresAt: { lt: now } },
+    orderBy: { expiresAt: 'asc' },
+    take: size,
+    select: { userId: true, key: true },
+  });
+  if (expired.length === 0) return { done: 0, more: false };
+  const keysByUser = new Map<number, string[]>();
+  for (const { userId, key } of expired) {
+    const keys = keysByUser.get(userId);
+    if (keys) keys.push(key);
+    else keysByUser.set(userId, [key]);
   }
-  await returnFreePages();
-  return deleted;
+  const { count } = await db.idempotencyKey.deleteMany({
+    where: { expiresAt: { lt: now }, OR: [...keysByUser].map(([userId, keys]) => ({ userId, key: { in: keys } })) },
+  });
+  return { done: count, more: expired.length === size };
 }
 
-/** Sweeps now and then every `intervalMs` until stopped; each instance may run one (deletes are idempotent). */
-export function startIdempotencySweep(options: { intervalMs?: number; onError: (error: unknown) => void }): { stop: () => void } {
-  const sweep = () => void sweepExpiredKeys().catch(options.onError);
-  const timer = setInterval(sweep, options.intervalMs ?? 10 * 60 * 1000);
-  timer.unref();
-  sweep();
-  return { stop: () => clearInterval(timer) };
+/** Keys past their 24 hours still in the table, counted up to EXPIRED_KEYS_COUNTED_UP_TO. */
+export function countExpiredKeys(now = new Date()): Promise<number> {
+  return db.idempotencyKey.count({ where: { expiresAt: { lt: now } }, take: EXPIRED_KEYS_COUNTED_UP_TO });
+}
+
+/**
+ * Sweeps at the start and then every `everyMs` (10 minutes), in slices (background/slices.ts); each instance
+ * may run one (deletes are idempotent).
+ */
+export function startIdempotencySweep(options: { everyMs?: number; onError: (error: unknown) => void }): BackgroundJob {
+  return startBackgroundJob({
+    name: 'idempotency-sweep',
+    everyMs: options.everyMs ?? 10 * 60 * 1000,
+    step: (size) => sweepExpiredKeys(size),
+    sizes: { initial: 64, max: SWEEP_SLICE_MAX },
+    backlog: () => countExpiredKeys(),
+    onError: options.onError,
+  });
 }

@@ -156,6 +156,43 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
 }
 
+/** Slices of background work (background/slices.ts): each holds the event loop, so the budget is ~10 ms. */
+const SLICE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+export const backgroundSliceDuration = new Histogram({
+  name: 'plantstore_background_slice_seconds',
+  help: 'Time of each slice of background work (the event loop is held for at most that long), by job.',
+  labelNames: ['job'] as const,
+  buckets: SLICE_BUCKETS,
+  registers: [registry],
+});
+
+export const backgroundUnitsDone = new Counter({
+  name: 'plantstore_background_done_total',
+  help: 'Units of background work done by this process, by job, in the job’s unit (rows deleted, free pages given back).',
+  labelNames: ['job'] as const,
+  registers: [registry],
+});
+
+/** Each job's backlog, read at every scrape. */
+const backlogReaders = new Map<string, () => Promise<number>>();
+
+new Gauge({
+  name: 'plantstore_background_backlog',
+  help: 'Work waiting for each background job, in the job’s unit (rows to delete, free pages to give back), read from the database at each scrape.',
+  labelNames: ['job'] as const,
+  registers: [registry],
+  async collect() {
+    // A reading that fails keeps the last value: the scrape still answers (the health check reports the database).
+    await Promise.all([...backlogReaders].map(([job, read]) => read().then((value) => this.set({ job }, value), () => {})));
+  },
+});
+
+/** Shows `read()` as the backlog of `job` from now on. */
+export function watchBackgroundBacklog(job: string, read: () => Promise<number>): void {
+  backlogReaders.set(job, read);
+}
+
 /** The scrape: every metric in Prometheus's text format, with its media type. */
 export async function scrape(): Promise<{ body: string; contentType: string }> {
   return { body: await registry.metrics(), contentType: registry.contentType };

@@ -114,4 +114,17 @@ describe('traces (OpenTelemetry, in-memory exporter)', () => {
     const procedure = spans.find((span) => span.name === 'plants.list')!;
     expect(parentOf(procedure)).toBe(door.spanContext().spanId);
   });
+
+  it('record the path without the query: no search text, no tRPC input', async () => {
+    const { token } = await signIn('traced-query');
+    const secret = 'secret-search-text';
+    for (const target of [`/api/plants?q=${secret}&limit=1`, `/api/trpc/plants.list?input=${encodeURIComponent(JSON.stringify({ json: { q: secret } }))}`]) {
+      const response = await fetch(`${base}${target}`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      const spans = await traceOf(response.headers.get('x-request-id')!);
+      const server = spans.find((span) => parentOf(span) === undefined)!;
+      expect(server.attributes['url.path']).toBe(target.slice(0, target.indexOf('?')));
+      expect(JSON.stringify(spans.map((span) => [span.name, span.attributes, span.events]))).not.toContain(secret);
+    }
+  });
 });

@@ -66,7 +66,15 @@ export async function startTracing(settings: TracingSettings, options: { exporte
 }
 
 const PATH_SHOWN = 200;
-const shownPath = (path: string) => (path.length > PATH_SHOWN ? `${path.slice(0, PATH_SHOWN)}…` : path);
+/**
+ * `url.path` is the path alone: the query holds what a client searched for (`q`), a tRPC call's whole input,
+ * and traces go to a collector that keeps them longer, and shows them to more people, than the API would.
+ */
+function shownPath(target: string): string {
+  const query = target.indexOf('?');
+  const path = query === -1 ? target : target.slice(0, query);
+  return path.length > PATH_SHOWN ? `${path.slice(0, PATH_SHOWN)}…` : path;
+}
 
 /** Ends `span` with the error status when `failed`. */
 function end(span: Span, failed: boolean, message?: string): void {

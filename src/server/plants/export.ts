@@ -56,7 +56,7 @@ export async function* plantsCsv(
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
   const { sort = DEFAULT_SORT, ...unplanned } = input;
-  const filters = await ready(unplanned, sort);
+  const filters = await ready(unplanned);
   const withOwner = seesEveryOwner(actor);
   yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;

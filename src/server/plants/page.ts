@@ -21,7 +21,7 @@ export type TablePage = PlantPage;
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
   const { size, cursor, sort = DEFAULT_SORT, counts = true, ...unplanned } = input;
   const asOf = new Date();
-  const filters = await ready(unplanned, sort);
+  const filters = await ready(unplanned);
   const withOwner = seesEveryOwner(actor);
   // Counted when a page needs it: a first page with room to spare holds every match, and is its own count
   // (a search of few matches then reads them once less: at 10 M on PostgreSQL, one plant's trigram scan is

@@ -19,27 +19,6 @@ import { postgresIndexedName } from './search-postgresql';
  * its access rule from anywhere but scope.ts.
  */
 
-/**
- * Rows written before `nameFolded` existed carry null there; the first search or name sort of each process
- * folds them, a batch at a time (the rule lives in JavaScript, so a migration could not apply it in SQL on
- * both engines).
- */
-let namesFolded: Promise<void> | undefined;
-export function ensureNamesFolded(): Promise<void> {
-  namesFolded ??= (async () => {
-    for (;;) {
-      // plant scope: upkeep of every row, whose names go nowhere but back into the row.
-      const rows = await db.plant.findMany({ where: { nameFolded: null }, select: { id: true, name: true }, take: 500 });
-      if (rows.length === 0) return;
-      await db.$transaction(rows.map((row) => db.plant.updateMany({ where: { id: row.id, name: row.name }, data: { nameFolded: foldForSearch(row.name) } })));
-    }
-  })().catch((error: unknown) => {
-    namesFolded = undefined;
-    throw error;
-  });
-  return namesFolded;
-}
-
 /** Filters as a query runs them: a name search comes with its plan (`ready` makes it; search.ts). */
 export type PlannedFilters = PlantFilters & { search?: NameSearch };
 
@@ -87,9 +66,11 @@ export function plantsFrom(filters: PlannedFilters): Prisma.Sql {
 
 export const whereOf = (list: Prisma.Sql[]): Prisma.Sql => (list.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(list, ' AND ')}`);
 
-/** Before a query that reads `nameFolded`: old rows get theirs first; a name search gets its plan. */
-export async function ready(filters: PlantFilters, sort?: PlantSort): Promise<PlannedFilters> {
-  if (filters.q !== undefined || sort?.key === 'name') await ensureNamesFolded();
+/**
+ * Before a query: a name search gets its plan. Every row's `nameFolded` is its name's fold, kept by the database
+ * whoever writes the row (migration *_plant_name_fold_in_the_database), so nothing is folded here.
+ */
+export async function ready(filters: PlantFilters): Promise<PlannedFilters> {
   return filters.q === undefined ? filters : { ...filters, search: await planNameSearch(filters.q) };
 }
 

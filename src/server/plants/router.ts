@@ -90,7 +90,7 @@ export const plantsRouter = createTRPCRouter({
         requestHeaders: z.object({
           'If-None-Match': z.string().max(IF_NONE_MATCH_MAX_LENGTH).regex(/^[\t\x20-\x7E]*$/).optional().meta({
             description:
-              'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (docs/api.md, "Conditional lists").',
+              'The `ETag` of a list you have: when nothing you can see has changed since (no plant of yours, for an admin no plant at all, created, deleted, renamed or re-tagged), the answer is 304 with no body, and is charged one unit whatever the limit (docs/api.md, "Conditional lists"). Several ETags, comma-separated, and weak ones (`W/"…"`) are compared as RFC 9110 says; `*` matches any current list: 304 unless the request is refused.',
           }),
         }),
         responseHeaders: z.object({

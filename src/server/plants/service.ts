@@ -34,7 +34,9 @@ function givenFields<Input extends Partial<Record<PlantFieldName, unknown>>>(inp
 
 /**
  * The columns a create writes: id, the declared fields, and beside them the folded name, the owner and the
- * creation time. Plain identifiers (checked in shared/plants.ts), written once.
+ * creation time. Plain identifiers (checked in shared/plants.ts), written once. The folded name is the one the
+ * database would write (its triggers keep it, whoever writes a plant: migration *_plant_name_fold_in_the_database);
+ * given right, SQLite's trigger only checks it, where a missing one would cost a second write of the row.
  */
 const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
 
@@ -104,7 +106,7 @@ export async function listPlants(
 
 export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): Promise<Plant> {
   if (PLANT_FIELD_NAMES.every((field) => patch[field] === undefined)) throw new AppError('emptyPatch', EMPTY_PATCH_MESSAGE);
-  // The search's folded name goes with the name it folds.
+  // The search's folded name goes with the name it folds, right, as for a create (the database checks it).
   const data = { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
   // One conditional write: the access rule is part of its WHERE, so there is no read-then-write window.
   const { count } = await db.plant.updateMany({ where: { id, ...plantScopeWhere(actor) }, data });

@@ -1,26 +1,43 @@
 import 'server-only';
 
+import { type BackgroundJob, type SliceResult, startBackgroundJob } from '@/server/background/slices';
 import { db } from '@/server/db/client';
 
 /** Delivered and failed deliveries are kept this long for the delivery log, then swept. */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
-const SWEEP_BATCH = 500;
+/** At most this many deliveries in one slice's delete (one parameter each). */
+const SWEEP_SLICE_MAX = 1_024;
+/** The backlog shown in /api/metrics is counted up to this: a scrape reads no more of the index than that. */
+export const OLD_DELIVERIES_COUNTED_UP_TO = 10_000;
 
-/** Deletes delivered and failed deliveries older than the retention, a batch at a time. */
-export async function sweepOldDeliveries(now = Date.now()): Promise<number> {
-  const cutoff = BigInt(now - DELIVERY_RETENTION_MS);
-  let deleted = 0;
-  for (;;) {
-    const rows = await db.webhookDelivery.findMany({
-      where: { createdAtMs: { lt: cutoff }, status: { not: 'pending' } },
-      orderBy: { createdAtMs: 'asc' },
-      take: SWEEP_BATCH,
-      select: { id: true },
-    });
-    if (rows.length === 0) return deleted;
-    const { count } = await db.webhookDelivery.deleteMany({ where: { id: { in: rows.map((row) => row.id) }, status: { not: 'pending' } } });
-    deleted += count;
-    if (rows.length < SWEEP_BATCH) return deleted;
-  }
+const past = (now: number) => ({ createdAtMs: { lt: BigInt(now - DELIVERY_RETENTION_MS) }, status: { not: 'pending' } });
+
+/** Deletes at most `size` delivered and failed deliveries older than the retention, oldest first. */
+export async function sweepOldDeliveries(size: number, now = Date.now()): Promise<SliceResult> {
+  const rows = await db.webhookDelivery.findMany({ where: past(now), orderBy: { createdAtMs: 'asc' }, take: size, select: { id: true } });
+  if (rows.length === 0) return { done: 0, more: false };
+  // Still not pending: a row is never sent again once settled, but the condition costs nothing to keep.
+  const { count } = await db.webhookDelivery.deleteMany({ where: { id: { in: rows.map((row) => row.id) }, status: { not: 'pending' } } });
+  return { done: count, more: rows.length === size };
+}
+
+/** Settled deliveries past the retention still in the table, counted up to OLD_DELIVERIES_COUNTED_UP_TO. */
+export function countOldDeliveries(now = Date.now()): Promise<number> {
+  return db.webhookDelivery.count({ where: past(now), take: OLD_DELIVERIES_COUNTED_UP_TO });
+}
+
+/**
+ * Sweeps at the start and then every `everyMs` (10 minutes), in slices (background/slices.ts), whether or not
+ * webhooks are being sent (the log's rows are there either way); each instance may run one.
+ */
+export function startDeliveryRetention(options: { everyMs?: number; onError: (error: unknown) => void }): BackgroundJob {
+  return startBackgroundJob({
+    name: 'webhook-retention',
+    everyMs: options.everyMs ?? 10 * 60 * 1000,
+    step: (size) => sweepOldDeliveries(size),
+    sizes: { initial: 64, max: SWEEP_SLICE_MAX },
+    backlog: () => countOldDeliveries(),
+    onError: options.onError,
+  });
 }

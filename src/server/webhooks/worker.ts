@@ -13,7 +13,6 @@ import { type BatchTransport, inThisThread } from './batch-transport';
 import { leaseFree, takeLease } from './leases';
 import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
 import { recordAttempts } from './record-attempts';
-import { sweepOldDeliveries } from './retention';
 import { retryDelayMs } from './schedule';
 import { drainEndpoint, type Sender } from './sender';
 import { sendingThread } from './sending-thread';
@@ -71,7 +70,6 @@ export type WorkerOptions = {
 
 export type WebhookWorker = { wake: () => void; stop: () => Promise<void> };
 
-const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const ERROR_BACKOFF_MS = 1_000;
 
 export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
@@ -214,11 +212,6 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
   };
   const poll = setInterval(look, options.pollMs);
   poll.unref();
-  const sweep = () =>
-    void sweepOldDeliveries().catch((error: unknown) => log.error({ err: error }, 'webhook worker: sweeping old deliveries failed'));
-  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
-  sweeper.unref();
-  sweep();
   look();
 
   return {
@@ -227,7 +220,6 @@ export function startWebhookWorker(options: WorkerOptions): WebhookWorker {
       stopping = true;
       unsubscribe();
       clearInterval(poll);
-      clearInterval(sweeper);
       forgetWakeTimes();
       wake();
       transport.finish();

@@ -23,14 +23,26 @@ describe('entity tags', () => {
     expect(entityTag(route, 'owner 2:7', { limit: '20' })).toBe('"zG9mayFIiu72ri5MWSdInsjqpnb"');
   });
 
-  it('match If-None-Match by weak comparison, one of a list, and never by *', () => {
+  it('match If-None-Match by weak comparison, one of a list, and by * (RFC 9110, 13.1.2)', () => {
     const etag = entityTag(route, 'all:1', {});
     expect(noneMatch(sent(etag), etag)).toBe(true);
     expect(noneMatch(sent(`W/${etag}`), etag)).toBe(true);
     expect(noneMatch(sent(`"a", ${etag} ,"b"`), etag)).toBe(true);
+    expect(noneMatch(sent(`"a",\t, W/${etag}`), etag)).toBe(true);
+    // A comma is a character an opaque tag may hold: "a,b" is one tag, not two.
+    expect(noneMatch(sent(`"a,b", ${etag}`), etag)).toBe(true);
     expect(noneMatch(sent('"a", "b"'), etag)).toBe(false);
     expect(noneMatch(sent(etag.slice(1, -1)), etag)).toBe(false);
-    expect(noneMatch(sent('*'), etag)).toBe(false);
+    expect(noneMatch(sent(`w/${etag}`), etag)).toBe(false);
+    expect(noneMatch(sent(''), etag)).toBe(false);
     expect(noneMatch(sent(), etag)).toBe(false);
+    // "*": any current answer, alone or (as Go's net/http reads it) among tags.
+    expect(noneMatch(sent('*'), etag)).toBe(true);
+    expect(noneMatch(sent(' * '), etag)).toBe(true);
+    expect(noneMatch(sent('"a", *'), etag)).toBe(true);
+    // The list is read up to its first member that is neither: what follows it is not looked at.
+    expect(noneMatch(sent(`"a" junk, ${etag}`), etag)).toBe(false);
+    expect(noneMatch(sent(`"a, ${etag}`), etag)).toBe(false);
+    expect(noneMatch(sent('**'), etag)).toBe(false);
   });
 });

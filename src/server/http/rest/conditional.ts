@@ -21,16 +21,27 @@ export function entityTag(route: RestRoute, version: string, input: unknown): st
 }
 
 /**
- * Whether `If-None-Match` names `etag` (weak comparison, as the RFC asks for this header: `W/"x"` matches
- * `"x"`). `*` ("any current answer") is not honoured: a 304 answers only the ETag this request's own 200
- * carries, so a request the procedure would refuse (a member's `owner` filter) gets its 400, not a 304.
+ * One member of `If-None-Match` and its comma, from `lastIndex` (where no whitespace is): `*`, or an entity
+ * tag (weak or not), or nothing (a list may have empty members: `"a", , "b"`).
+ */
+const LIST_MEMBER = /(?:(?:(\*)|(W\/)?("[\x21\x23-\x7E\x80-\xFF]*"))[\t ]*)?(?:,[\t ]*|$)/y;
+
+/**
+ * Whether `If-None-Match` holds a current answer whose ETag is `etag` (RFC 9110, 13.1.2): `*` matches any
+ * current representation, and an entity tag matches by weak comparison, as the RFC asks for this header
+ * (`W/"x"` matches `"x"`). The caller asks only about an answer that exists: a 200 this process gave for that
+ * ETag, or the procedure's own 200 just now; a request the procedure refuses (a member's `owner` filter) gets
+ * its 400 whatever the header says. `*` among entity tags (not the grammar's, which has it alone) matches too,
+ * as in Go's net/http; the list is read up to its first member that is neither, as there.
  */
 export function noneMatch(request: IncomingMessage, etag: string): boolean {
   const header = request.headers['if-none-match'];
   if (header === undefined) return false;
-  for (const candidate of header.split(',')) {
-    const trimmed = candidate.trim();
-    if ((trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed) === etag) return true;
+  LIST_MEMBER.lastIndex = header.length - header.trimStart().length;
+  while (LIST_MEMBER.lastIndex < header.length) {
+    const member = LIST_MEMBER.exec(header);
+    if (member === null) return false;
+    if (member[1] !== undefined || member[3] === etag) return true;
   }
   return false;
 }
