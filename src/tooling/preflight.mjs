@@ -64,7 +64,7 @@ async function postgres(machine) {
   ok(`PostgreSQL ${machine.majorVersion(version)} from ${binaries.source} (${binaries.binDir})${account ? `, run as ${account} (it refuses root)` : ''}`);
   const tools = machine.postgresClientTools();
   const server = machine.majorVersion(version);
-  if (tools === undefined) note(`pg_dump and pg_restore are not installed: the backup tests on PostgreSQL are skipped${hasApt ? ' (apt-get install postgresql-client runs it)' : ''}`);
+  if (tools === undefined) note(`pg_dump and pg_restore are not installed: the backup tests on PostgreSQL are skipped${hasApt ? ' (apt-get install postgresql-client runs them)' : ''}`);
   else if (tools.major < server) note(`pg_dump ${tools.major} cannot read PostgreSQL ${server}: the backup tests on PostgreSQL are skipped${hasApt ? ' (apt-get install postgresql puts the suite on the system\'s server)' : ''}`);
   else ok(`pg_dump and pg_restore ${tools.major}`);
 }
