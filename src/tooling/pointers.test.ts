@@ -44,7 +44,8 @@ const files = repository({
     '[the web](https://example.com/x.md#y).',
     'Paths in prose: src/server/db/engines.ts, src/server/db/missing.ts, `db/client.ts`, `db/nope.ts`,',
     'the folders src/server/db/ and e2e/gone, application/json, a reader file plant-store.ts.',
-    'Quoted: docs/other.md, "Other heading"; docs/other.md, "A section since deleted".',
+    'Quoted: docs/other.md, "Other heading"; docs/other.md, "A section since deleted"; [other](other.md), "Other',
+    'heading", the quote across two lines.',
     '```sh',
     "import { x } from './reader-project-file.ts'",
     'npx tsx src/tooling/schema.test.ts src/tooling/gone.ts',
@@ -68,7 +69,7 @@ describe('the pointer check', () => {
       'docs/guide.md:9 db/nope.ts',
       'docs/guide.md:10 e2e/gone',
       'docs/guide.md:11 docs/other.md, "A section since deleted"',
-      'docs/guide.md:14 src/tooling/gone.ts',
+      'docs/guide.md:15 src/tooling/gone.ts',
     ]);
   });
 

@@ -53,12 +53,13 @@ const FILE_NAME = new RegExp(`\\.(?:${FILE_EXTENSIONS})$`);
 const NOT_FILES = /^(?:next|node|vue|chart|three|express|deno|bun)\.js$/i;
 
 const CODE = /\.[cm]?[jt]sx?$/;
+const CODE_COMMENT = /\/\/[^\n]*|\/\*[\s\S]*?\*\//g;
 
 /** A path-like run of characters; what comes before it must not continue a word, a path or a URL. */
 const PATH_TOKEN = /(?<![\w./@:=~$*[-])(?:\.{1,2}\/)*[\w@.-][\w@.[\]-]*(?:\/[\w@.[\]-]+)*\/?(?![\w*{<…$])/g;
 
 /** What follows a cited Markdown file when it names a section: `, "Rate limits"` (an anchor or link end between). */
-const QUOTED_SECTION = /(?:#[\w-]+)?\)?`?,? (?:section |under )?["“]([^"”\n]{1,200})["”]/y;
+const QUOTED_SECTION = /(?:#[\w-]+)?\)?`?,?\s(?:section\s|under\s)?["“]([^"”]{1,120})["”]/y;
 
 /** Bare names checked in comments: source files (build outputs such as server.mjs are named bare too). */
 const SOURCE_NAME = /\.(?:ts|tsx|mts|cts|md|sql|prisma)$/;
@@ -116,7 +117,7 @@ function commentsOfCode(file: string, text: string): string {
     last = end;
   }
   code += text.slice(last);
-  return keepMatches(code, /\/\/[^\n]*|\/\*[\s\S]*?\*\//g);
+  return keepMatches(code, CODE_COMMENT);
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
@@ -272,7 +273,7 @@ export class Repository {
       const target = quote && this.resolve(file, cited);
       if (!quote || !target || this.writtenByTools(target) || !target.endsWith('.md')) continue;
       const quoted = trimEnd(plainText(quote[1]!), '.,;:');
-      if (!plainText(this.text(target)).includes(quoted)) report(match.index, `${cited}, "${quote[1]}"`, `no such text in ${target}`);
+      if (!plainText(this.text(target)).includes(quoted)) report(match.index, `${cited}, "${quote[1]!.replace(/\s+/g, ' ')}"`, `no such text in ${target}`);
     }
     return [...broken.values()].sort((a, b) => a.line - b.line);
   }
