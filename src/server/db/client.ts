@@ -203,7 +203,7 @@ type ConnectingPool = { on: (event: 'connect', listener: (client: { query: (sql:
  * Each statement of the API reads a few index entries: no parallel workers and no JIT compiling for them. Both
  * start from the planner's cost, which is high when its estimate is (a name search's pair of characters it has
  * no statistics of is 0.5 % of the store): at 10 M plants they added 10–50 ms to a search that reads 0.02 ms
- * (docs/performance.md, "Round four: search on PostgreSQL"). Set on each new connection, before its first
+ * (docs/performance.md, "Search at scale"). Set on each new connection, before its first
  * statement (pg runs a client's queries in order), not as startup `options`: those would replace the
  * operator's PGOPTIONS, and PgBouncer and other poolers refuse startup options they do not know. Should the
  * server refuse the SET, the connection serves as it is: the settings only save time.
@@ -235,7 +235,7 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
       watchDatabasePool(pool, DATABASE_POOL_SIZE);
       return timeStatements(connection as unknown as Queryable) as unknown as typeof connection;
     };
-    // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
+    // Both clients are generated from the same models (src/tooling/postgres-schema.test.ts holds them equal), so their
     // APIs match; the SQLite client's type stands for both.
     return new PostgresPrismaClient({ adapter, transactionOptions }) as unknown as PrismaClient;
   }

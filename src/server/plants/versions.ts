@@ -29,15 +29,14 @@ export { scopeVersion };
  * Two ways to read it: `plantListVersion` before the procedure (at once on SQLite, below; a query otherwise),
  * and, where that would be a query and no `If-None-Match` could spare the procedure, a member's list reads it
  * in its own statement, beside the rows (`ownerVersionColumn`, service.ts listPlants): one snapshot with them
- * on both engines, and one round trip fewer (docs/performance.md, "Round seven"). Not where the watch answers:
+ * on both engines, and one round trip fewer (docs/performance.md, "Where the time goes"). Not where the watch answers:
  * its answer costs ~1 µs, the column more than that.
  *
  * On SQLite the versions are kept in the process (version-watch.ts) and the answer is a string, at once: no
  * query, no turn of the event loop. On PostgreSQL, and on SQLite when the watch cannot read the file, the
  * answer is the read to run (on the request's turn): the caller's row through the app's client. PostgreSQL has no synchronous way to learn that another
  * instance committed: a LISTEN/NOTIFY cache would answer from memory until the notification arrives, and a
- * client that changed a plant on one instance and polls another at once could get a stale 304
- * (docs/performance.md, "Conditional lists without a query").
+ * client that changed a plant on one instance and polls another at once could get a stale 304.
  */
 export function plantListVersion(actor: Actor): string | (() => Promise<string>) {
   const scope = plantScope(actor);
