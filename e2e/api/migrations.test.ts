@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma-postgresql/client';
@@ -269,18 +270,51 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
     const url = `${database.url}?schema=plant_store`;
     expect((await applyMigrations({ databaseUrl: url, log: silent })).applied).toEqual(committed);
     const inSchema = await database.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'plant_store' ORDER BY table_name");
-    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantListVersion', 'PlantTombstone', 'RateBudget', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
+    expect(inSchema.map((row) => row.table_name)).toEqual([
+      'AccessVersion',
+      'ApiToken',
+      'IdempotencyKey',
+      'Plant',
+      'PlantChange',
+      'PlantListVersion',
+      'PlantTombstone',
+      'RateBudget',
+      'SharedKey',
+      'User',
+      'WebhookDelivery',
+      'WebhookEndpoint',
+      '_prisma_migrations',
+    ]);
     expect(await database.tables(), 'nothing in public').toEqual([]);
 
     const { connectionString, schema } = postgresConnection(url);
     const prisma = new PrismaClient({ adapter: new PrismaPg(connectionString, { schema }) });
+    // The triggers announce their schema (src/server/db/signals.ts hears only its own).
+    const listener = new pg.Client({ connectionString });
+    const heard: string[] = [];
+    await listener.connect();
+    listener.on('notification', ({ channel, payload }) => heard.push(`${channel} ${payload}`));
+    await listener.query('LISTEN plant_store_plants');
+    await listener.query('LISTEN plant_store_access');
     try {
       const owner = await prisma.user.create({ data: { name: 'ada' } });
       for (const id of [9223372036854775807n, -9223372036854775808n]) await prisma.plant.create({ data: { id, name: 'Fern', ownerId: owner.id } });
       const ids = (await prisma.plant.findMany({ orderBy: { id: 'asc' } })).map((plant) => plant.id);
       expect(ids).toEqual([-9223372036854775808n, 9223372036854775807n]);
+      await prisma.user.update({ where: { id: owner.id }, data: { role: 'admin' } });
+      await listener.query('SELECT 1');
+      // The plants' payload names the owners whose list versions moved.
+      expect([...new Set(heard)].sort()).toEqual(['plant_store_access plant_store', `plant_store_plants plant_store ${owner.id}`]);
+      // A statement that changes 2,000 owners' plants would name more than a payload holds (8,000 bytes, past
+      // which pg_notify fails the writing transaction): it says `*`, every owner.
+      heard.length = 0;
+      await listener.query('SET search_path TO plant_store');
+      await listener.query(`INSERT INTO "User" (name) SELECT 'many ' || i FROM generate_series(1, 2000) AS i`);
+      await listener.query(`INSERT INTO "Plant" (id, name, "nameFolded", "ownerId") SELECT u.id + 1000, 'Fern', 'fern', u.id FROM "User" u WHERE u.name LIKE 'many %'`);
+      expect(heard).toEqual(['plant_store_plants plant_store *']);
     } finally {
       await prisma.$disconnect();
+      await listener.end();
     }
   });
 });

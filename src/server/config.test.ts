@@ -20,6 +20,7 @@ describe('the environment', () => {
       DATABASE_URL: 'file:./data/plants.db',
       DATABASE_POOL_SIZE: 10,
       AUTH_CACHE_TTL_MS: 5000,
+      STREAM_STALL_TIMEOUT_MS: 30_000,
       PUBLIC_URL: undefined,
       RATE_LIMIT_PER_TOKEN: { burst: 600, perSecond: 100 },
       RATE_LIMIT_AUTH_FAILURES: { burst: 60, perSecond: 1 },

@@ -79,7 +79,20 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { startDeliveryRetention }, { keepPlantListVersions }] = await Promise.all([
+  const [
+    { createFront },
+    { startHttpServer },
+    { appRouter },
+    { startWebhookWorker },
+    { configureWebhookService },
+    { webhookCounts },
+    { startIdempotencySweep },
+    { startDeliveryRetention },
+    { keepPlantListVersions },
+    { startDatabaseSignals },
+    { watchAccess },
+    { startChangeLogCleanup },
+  ] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
@@ -89,8 +102,15 @@ async function main(): Promise<void> {
     import('./idempotency/store'),
     import('./webhooks/retention'),
     import('./plants/versions'),
+    import('./db/signals'),
+    import('./tokens/held-access'),
+    import('./plants/live/log-cleanup'),
   ]);
-  // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
+  // What other processes and instances commit, heard as it commits (db/signals.ts): what decides access reaches
+  // the token cache and the open streams at once (tokens/held-access.ts), and the list versions are kept.
+  const access = watchAccess(logger);
+  const signals = await startDatabaseSignals(settings.DATABASE_URL, logger);
+  // Conditional lists' versions kept in the process where every commit is heard (plants/versions.ts).
   const listVersions = keepPlantListVersions(settings.DATABASE_URL);
   // On PostgreSQL the instances share each token's rate-limit budget (and each address group's), in the database.
   const rateBudget = databaseEngine(settings.DATABASE_URL) === 'postgresql' ? await import('./db/rate-budget') : undefined;
@@ -137,6 +157,7 @@ async function main(): Promise<void> {
     startDeliveryRetention({ onError: (error) => logger.error({ err: error }, 'sweeping old webhook deliveries failed') }),
     await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
     rateBudget?.startRateBudgetSweep({ onError: (error) => logger.warn({ err: error }, 'sweeping full rate-limit budgets failed') }),
+    startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") }),
   ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key
@@ -176,6 +197,8 @@ async function main(): Promise<void> {
     console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
     await Promise.all([server.close(), webhooks?.stop(), ...backgroundJobs.map((job) => job?.stop())]);
     listVersions.stop();
+    access.stop();
+    await signals.stop();
     await db.$disconnect();
     // What is still batched goes to the collector before the process ends.
     await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));

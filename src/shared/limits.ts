@@ -115,7 +115,7 @@ export const SEARCH_WALK_BUDGET = 50_000;
  * back short reads the walked index entries a second time there, to find the row where it stopped (no single
  * pass is cheaper on PostgreSQL: a row_number() over the walk, a shared CTE or a PL/pgSQL loop each cost more than
  * the two), and in tag, owner and creation order each walked row is read from the table. So its walk of "orchid"
- * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Round six: the PostgreSQL name-order walk").
+ * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Search at scale").
  */
 export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
 /** The rows one walk of a request reads on this engine. */

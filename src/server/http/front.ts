@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { AnyTRPCRouter } from '@trpc/server';
 
-import type { Config } from '@/server/config';
+import { type Config, DEFAULT_STREAM_STALL_TIMEOUT_MS } from '@/server/config';
 import type { Logger } from '@/server/log';
 import type { FrontObserver } from './observability/front-observer';
 import { createMetricsRoute, METRICS_PATH, metricsTokenCheck } from './observability/metrics-route';
@@ -28,7 +28,7 @@ import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
 export type FrontOptions = {
   config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'> &
-    Partial<Pick<Config, 'METRICS' | 'METRICS_TOKEN'>>;
+    Partial<Pick<Config, 'METRICS' | 'METRICS_TOKEN' | 'STREAM_STALL_TIMEOUT_MS'>>;
   /** Request metrics and traces (src/server/observability); none in the front's own tests. */
   observer?: FrontObserver;
   router: AnyTRPCRouter;
@@ -78,6 +78,7 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  */
 export function createFront(options: FrontOptions) {
   const { config, router, log, checkHealth, operatorHealth, isDraining, pages } = options;
+  const stallMs = config.STREAM_STALL_TIMEOUT_MS ?? DEFAULT_STREAM_STALL_TIMEOUT_MS;
   const requestLog = options.requestLog ?? log;
   const authenticate = createAuthGuard({
     perToken: config.RATE_LIMIT_PER_TOKEN,
@@ -88,10 +89,10 @@ export function createFront(options: FrontOptions) {
   // One queue for every door: the calls being worked on at once, server-wide.
   const waitForTurn = createWorkQueue();
   const answerRest = createRestChain({ router, authenticate, waitForTurn, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
-  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log });
+  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log, stallMs });
   const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
-  const serveExport = createExportRoute({ authenticate });
+  const serveExport = createExportRoute({ authenticate, stallMs });
   const serveMetrics = config.METRICS === 'off' ? undefined : createMetricsRoute(config.METRICS_TOKEN);
   const isOperator = config.METRICS === 'off' || config.METRICS_TOKEN === undefined ? () => false : metricsTokenCheck(config.METRICS_TOKEN);
   const observer = options.observer;

@@ -163,6 +163,19 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
 }
 
+/** Whether this instance hears the database's signals (db/signals.ts), read at every scrape. */
+export function watchDatabaseSignals(heard: () => boolean): void {
+  if (registry.getSingleMetric('plantstore_db_signals_heard')) return;
+  new Gauge({
+    name: 'plantstore_db_signals_heard',
+    help: "1 while this instance hears every commit as it happens (SQLite: always; PostgreSQL: its LISTEN connection is up and answered its last heartbeat), 0 while it falls back to asking the database.",
+    registers: [registry],
+    collect() {
+      this.set(heard() ? 1 : 0);
+    },
+  });
+}
+
 /** Slices of background work (background/slices.ts): each holds the event loop, so the budget is ~10 ms. */
 const SLICE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 

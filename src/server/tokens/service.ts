@@ -139,7 +139,7 @@ export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
 
 /**
- * A token accepted in the last few seconds is taken from the cache (token-cache.ts states the bound);
+ * A token accepted in the last few seconds is taken from the cache (cache.ts states the bound);
  * anything else is looked up. Refusals are never cached: a client with a bad token pays a lookup, and
  * the failed-authentication rate limit is what bounds those. The answer is at once (no promise) when no
  * lookup is needed, a token refused by its form or one from the cache, so the doors' guard answers a token
@@ -227,4 +227,15 @@ export async function revokeToken(id: number): Promise<boolean> {
     `token ${id} is the last working admin token: revoking it would leave nobody able to manage tokens. Create another admin token first`,
     'id',
   );
+}
+
+export type TokenState = { id: number; revokedAt: Date | null; expiresAt: Date | null; actor: Actor };
+
+/** The tokens' state now, for those that still exist (held-access.ts decides from it which streams end). */
+export async function tokenStates(ids: number[]): Promise<TokenState[]> {
+  const rows = await db.apiToken.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, revokedAt: true, expiresAt: true, user: { select: { id: true, name: true, role: true } } },
+  });
+  return rows.map((row) => ({ id: row.id, revokedAt: row.revokedAt, expiresAt: row.expiresAt, actor: { userId: row.user.id, name: row.user.name, role: row.user.role } }));
 }

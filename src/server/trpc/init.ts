@@ -148,7 +148,7 @@ export const createCallerFactory = t.createCallerFactory;
  * call's options twice at every middleware level (its `_objectSpread2` helper, the largest single cost of a
  * call in its code; `npm run bench -- --profile`), and a caller wraps the call without adding a level: a
  * list-shaped call (zod input and output, 20 rows) cost 23.1 µs of CPU with the guard as a middleware and
- * 18.4 µs with it as the caller, as much as with no guard at all (docs/performance.md, "Round four"). It is
+ * 18.4 µs with it as the caller, as much as with no guard at all (in process). It is
  * tRPC's own hook for wrapping a procedure's call (still marked experimental in 11.x); the builder keeps its
  * usual type (`GuardedBuilder`), so routers and the page's hooks see ordinary procedures. Since the caller is part of the
  * procedure itself, every way to call one passes it: tRPC's HTTP adapter, `callTRPCProcedure` (the REST and

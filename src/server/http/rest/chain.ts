@@ -89,7 +89,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
     // A conditional GET's ETag names the caller's version of the data: known at once where the process keeps it
-    // (SQLite, plants/versions.ts), else a read to run (below).
+    // (SQLite; PostgreSQL while it hears every commit: plants/versions.ts), else a read to run (below).
     const versionOf = route.conditional;
     const conditional = versionOf !== undefined && auth.status === 'signedIn' && route.method === 'GET';
     const version = conditional ? versionOf(auth.actor) : undefined;
