@@ -225,6 +225,9 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
         max: DATABASE_POOL_SIZE,
         connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
         application_name: 'plant-store',
+        // pg-pool waits for the promise onConnect returns before handing the connection out (its `_promiseTry`);
+        // @types/pg types it as returning void.
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises
         onConnect: withoutParallelWorkersOrJit,
       },
       { schema, statementNameGenerator: statementName },
