@@ -59,6 +59,8 @@ export const IDEMPOTENCY_ANSWER_MAX_BYTES = 4 * 1024;
  * anything parses it (a 64 KiB body costs 8). Reading, parsing and checking 64 KiB took 8–20 ms of CPU.
  */
 export const BODY_BYTES_PER_UNIT = 8 * 1024;
+/** The units a body of `bytes` costs beyond its call's own unit. */
+export const bodyUnits = (bytes: number): number => Math.max(0, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
 /**
  * A bulk change of the admin page (delete or re-tag a selection, up to BULK_MAX plants a call): one unit per
  * this many plants. One statement changes them all; 100 deletes took 31–40 ms with their triggers.

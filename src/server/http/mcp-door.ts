@@ -18,13 +18,13 @@ import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
-import { JSON_MAX_DEPTH } from '@/shared/limits';
+import { bodyUnits, JSON_MAX_DEPTH } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { nestsDeeperThan } from './guards/json-depth';
 import type { WaitForTurn } from './guards/work-queue';
-import { type FrontRequest, PLACEHOLDER_ORIGIN } from './request';
+import { type FrontRequest, noteCharged, PLACEHOLDER_ORIGIN } from './request';
 import { jsonReply, noSuchPath, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { checkContentType } from './rest/content-type';
 import { corsHeaders, type CorsOrigins } from './rest/cors';
@@ -226,12 +226,14 @@ export function createMcpDoor(options: {
     checkOrigin(request);
     const auth = await authenticate(request);
     requireToken(auth);
+    noteCharged(request, 1);
     if (request.raw.headers['mcp-session-id'] !== undefined) {
       return rpcError(404, -32001, 'Session not found: this server keeps no sessions; send requests without Mcp-Session-Id');
     }
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
     authenticate.chargeForBody(auth, body.byteLength);
+    noteCharged(request, bodyUnits(body.byteLength));
     // Parsing and the tool call are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
     let message: Record<string, unknown>;
@@ -247,7 +249,11 @@ export function createMcpDoor(options: {
     const toolName = method === 'tools/call' && isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : undefined;
     request.trace.rpc = toolName === undefined ? method : `${method} ${shown(toolName, 64)}`;
 
-    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+    const context = contextFor(auth, request.id, (units) => {
+      const refused = authenticate.chargeMore(auth, units);
+      if (!refused) noteCharged(request, units);
+      return refused;
+    });
     const server = new Server(
       { name: 'plant-store', title: 'Plant Store', version: API_VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },

@@ -14,9 +14,17 @@ export type FrontRequest = {
   url: RequestUrl;
   /** The client's address: the socket's, or behind a trusted proxy the right-most untrusted X-Forwarded-For hop. */
   clientAddress: string;
-  /** What the log line reports beside method, path and status. */
-  trace: { door?: string; userId?: number; calls?: number; rpc?: string; traceId?: string };
+  /**
+   * What the log line reports beside method, path and status. `units`: what the request was charged against its
+   * token's rate-limit bucket, every charge of every door and procedure (docs/api.md, "Rate limits").
+   */
+  trace: { door?: string; userId?: number; calls?: number; rpc?: string; traceId?: string; units?: number };
 };
+
+/** Notes `units` more charged to the request's token (its log line's `units`). */
+export function noteCharged(request: FrontRequest, units: number): void {
+  if (units > 0) request.trace.units = (request.trace.units ?? 0) + units;
+}
 
 export const PLACEHOLDER_ORIGIN = 'http://plant-store.invalid';
 

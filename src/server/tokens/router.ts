@@ -10,7 +10,7 @@ const manageTokens = procedureNeeding('tokens:manage');
 /** Admin-only: the people and tokens behind the API. Never returns a token after it was created. */
 export const tokensRouter = createTRPCRouter({
   /** `current` marks the token the caller signed in with, so the page can warn before revoking it. */
-  list: manageTokens.query(async ({ ctx }) => {
+  list: manageTokens.declare({ cost: 1 }).query(async ({ ctx }) => {
     const tokens = await listTokens();
     const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
     const now = new Date();
@@ -21,12 +21,12 @@ export const tokensRouter = createTRPCRouter({
     return tokens.map((token) => ({ ...token, current: token.id === currentTokenId, lastAdminToken: token.id === lastAdminTokenId }));
   }),
 
-  create: manageTokens.input(createTokenInput).mutation(async ({ input }) => {
+  create: manageTokens.input(createTokenInput).declare({ cost: 1 }).mutation(async ({ input }) => {
     const issued = await issueToken({ userName: input.userName, role: input.role });
     return { id: issued.id, token: issued.token, prefix: issued.prefix, userName: issued.user.name, role: issued.user.role };
   }),
 
-  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).mutation(async ({ input }) => {
+  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).declare({ cost: 1 }).mutation(async ({ input }) => {
     if (!(await revokeToken(input.id))) throw new AppError('tokenNotFound', `no token with id ${input.id}`, 'id');
   }),
 });

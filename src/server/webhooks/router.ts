@@ -48,6 +48,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(z.object({}))
     .output(z.array(webhookEndpointSchema))
+    .declare({ cost: 1 })
     .query(() => listEndpoints()),
 
   get: manageWebhooks
@@ -65,6 +66,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookEndpointSchema)
+    .declare({ cost: 1 })
     .query(({ input }) => getEndpoint(input.id)),
 
   create: manageWebhooks
@@ -83,6 +85,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(createWebhookEndpointInput)
     .output(webhookEndpointWithSecretSchema)
+    .declare({ cost: 1 })
     .mutation(({ input }) => createEndpoint(input)),
 
   update: manageWebhooks
@@ -100,6 +103,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(updateWebhookEndpointInput)
     .output(webhookEndpointSchema)
+    .declare({ cost: 1 })
     .mutation(({ input }) => updateEndpoint(input)),
 
   delete: manageWebhooks
@@ -117,6 +121,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(z.void())
+    .declare({ cost: 1 })
     .mutation(({ input }) => deleteEndpoint(input.id)),
 
   rotateSecret: manageWebhooks
@@ -134,6 +139,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookSecretSchema)
+    .declare({ cost: 1 })
     .mutation(({ input }) => rotateSecret(input.id)),
 
   sendTest: manageWebhooks
@@ -151,6 +157,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookDeliverySchema)
+    .declare({ cost: 1 })
     .mutation(({ input }) => sendTestEvent(input.id)),
 
   deliveries: manageWebhooks
@@ -176,6 +183,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(listDeliveriesInput)
     .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))
+    .declare({ cost: 1 })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
       const page = await listDeliveries({ id: input.id, limit, before: input.before, status: input.status });
@@ -191,6 +199,7 @@ export const webhooksRouter = createTRPCRouter({
    */
   backlog: manageWebhooks
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
+    .declare({ cost: 1 })
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
 
   retry: manageWebhooks
@@ -208,5 +217,6 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(deliveryIdParam)
     .output(webhookDeliverySchema)
+    .declare({ cost: 1 })
     .mutation(({ input }) => retryDelivery(input.id)),
 });

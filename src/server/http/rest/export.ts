@@ -9,7 +9,7 @@ import { AppError, type ErrorKind } from '@/shared/errors';
 import { exportPlantsInput, PLANT_SORT_KEYS, plantFilters } from '@/shared/plants';
 
 import { type Authenticate, requireToken } from '../guards/auth';
-import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
+import { type FrontRequest, notUtf8Refusal, noteCharged, parameterNotUtf8 } from '../request';
 import { problemReply, type Reply, Refusal, refuse, writeReply } from '../reply';
 
 export const EXPORT_PATH = '/api/plants/export';
@@ -37,6 +37,7 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
     const auth = await options.authenticate(request);
     requireToken(auth);
     if (auth.status !== 'signedIn') return null;
+    noteCharged(request, 1);
 
     const params = request.url.searchParams;
     const notUtf8 = parameterNotUtf8(request.url, ['q', 'tag', 'owner', 'sort', 'dir']);
@@ -76,7 +77,12 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
     const aborted = new AbortController();
     const onClose = () => aborted.abort(new Error('the client went away'));
     response.once('close', onClose);
-    const rows = plantsCsv(auth.actor, (units) => options.authenticate.chargeMore(auth, units), { q, tag, owner, sort }, aborted.signal);
+    const takeUnits = (units: number) => {
+      const refused = options.authenticate.chargeMore(auth, units);
+      if (!refused) noteCharged(request, units);
+      return refused;
+    };
+    const rows = plantsCsv(auth.actor, takeUnits, { q, tag, owner, sort }, aborted.signal);
     try {
       // The first chunk (the header line) comes after the checks a query can fail, so a failure there is
       // still a proper answer.
