@@ -7,7 +7,6 @@ import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limit
 import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
-import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
 import { plantsCommitted } from './events';
 
 /**
@@ -75,14 +74,18 @@ async function walkedIdsOf(actor: Actor, filters: PlannedFilters, selection: Ext
  * change (`chargeFound`).
  */
 export function bulkSelectionCost(selection: BulkSelection): number {
-  return selection.kind === 'ids' ? plantUnits(new Set(selection.ids.map(String)).size) : 1 + searchCost(selection.filters.q);
+  return selection.kind === 'ids' ? bulkPlantsCost(selection.ids) : 1 + searchCost(selection.filters.q);
 }
 
-const plantUnits = (plants: number) => Math.max(1, Math.ceil(plants / BULK_ROWS_PER_UNIT));
+/** What changing (or putting back) these plants costs: one unit per BULK_ROWS_PER_UNIT of them, each id once. */
+export function bulkPlantsCost(ids: readonly bigint[] | number): number {
+  const plants = typeof ids === 'number' ? ids : new Set(ids).size;
+  return Math.max(1, Math.ceil(plants / BULK_ROWS_PER_UNIT));
+}
 
 /** The plants a matching call found, charged before they change (a list of ids paid for its plants up front). */
 function chargeFound(charge: (units: number) => void, selection: BulkSelection, plants: number): void {
-  if (selection.kind === 'matching' && plants > 0) charge(plantUnits(plants));
+  if (selection.kind === 'matching' && plants > 0) charge(bulkPlantsCost(plants));
 }
 
 /** The access rule of a write by id (the same one every list applies). */
@@ -109,7 +112,6 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
     }
     return tx.$queryRaw<{ id: bigint }[]>`DELETE FROM "Plant" AS p ${byIds(actor, ids)} RETURNING "id"`;
   });
-  if (keepForUndo) void sweepTombstones(Date.now() - UNDO_WINDOW_MS).catch(() => undefined);
   const done = new Set(asIds(deleted).map(String));
   if (done.size > 0) {
     plantsCommitted({ outboxEvents: true });
