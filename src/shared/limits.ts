@@ -75,6 +75,22 @@ export const SEARCH_COST = 10;
 /** What a call with this name search costs beyond its rows: every call that reads by `q` (a list, a table page, a bulk change selecting by it). */
 export const searchCost = (q: string | undefined): number => (q === undefined ? 0 : SEARCH_COST);
 
+/**
+ * The tag filter's suggestions (plants.tags) read the database's counts per owner and tag, most used first: at most
+ * this many of them, so a prefix that only rarer tags match is offered what it matches among the most used ones.
+ */
+export const TAG_SUGGESTION_READ_MAX = 5_000;
+/** A suggestion is charged one unit per this many counts it may read (or, for every owner, sum). */
+export const TAG_COUNTS_PER_UNIT = 1_000;
+
+/**
+ * The webhook endpoints' counts (how many deliveries wait, how many failed) are counted in the delivery log's
+ * index when they are read: one unit per this many rows a count may read. Deleting an endpoint deletes its log,
+ * one unit per DELIVERY_ROWS_DELETED_PER_UNIT rows.
+ */
+export const DELIVERY_ROWS_COUNTED_PER_UNIT = 5_000;
+export const DELIVERY_ROWS_DELETED_PER_UNIT = 500;
+
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 /** What is kept of a webhook receiver's answer; the rest is never read. */
