@@ -139,6 +139,41 @@ export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
 /** The rows one walk of a request reads on this engine. */
 export const searchWalkBudget = (engine: 'sqlite' | 'postgresql'): number => (engine === 'postgresql' ? POSTGRESQL_SEARCH_WALK_BUDGET : SEARCH_WALK_BUDGET);
 
+/** A live feed resumed with `lastEventId` is sent what it missed first (up to plants/live/feed.ts's REPLAY_MAX events): one unit per this many. */
+export const REPLAYED_EVENTS_PER_UNIT = 25;
+
+/**
+ * Calls whose work does not grow with their input or the store but is more than one unit's: what each costs, in
+ * units (their server CPU per call, e2e/api/router-costs.test.ts, on this 2-core machine at load 17–21, divided by
+ * how much busier than quiet it was then: about 2.5–3.5 ms for a token, 2–3 ms for the others, 3–5 ms to open a feed).
+ */
+export const FIXED_COSTS = {
+  /** plants.changes: opening the live feed's stream (tRPC's SSE machinery, the feed's registration). */
+  openLiveFeed: 5,
+  /** tokens.create: a user written if new, a token's random bytes, hash and row. */
+  issueToken: 4,
+  /** tokens.revoke: the row, and the cached acceptance dropped. */
+  revokeToken: 2,
+  /** webhooks.create: the URL's check, a secret made and encrypted, the row. */
+  createWebhook: 3,
+  /** webhooks.rotateSecret: a secret made and encrypted. */
+  rotateWebhookSecret: 2,
+  /** webhooks.sendTest: an event written behind the endpoint's log. */
+  sendWebhookTest: 3,
+  /** webhooks.retry: a delivery made due, and the sender woken. */
+  retryWebhookDelivery: 3,
+} as const;
+
+/** A page of the delivery log: one unit per this many deliveries it may return (each carries its payload and last answer). */
+export const DELIVERY_ROWS_PER_UNIT = 25;
+
+/**
+ * An MCP request is charged this many units at its door, where REST and tRPC charge one: each message goes through
+ * the official SDK's server and transport, a web Request and Response and its JSON-RPC checks, about as much work
+ * again as a REST request's own (a ping cost 0.74 ms of CPU where a REST list of one plant cost 0.31 ms).
+ */
+export const MCP_REQUEST_UNITS = 2;
+
 /** Live feeds (the admin page's stream of changes) open at once per token (a few tabs) and per process; past either, 429. */
 export const MAX_STREAMS_PER_TOKEN = 4;
 export const MAX_STREAMS = 1_000;

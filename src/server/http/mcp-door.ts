@@ -18,7 +18,7 @@ import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
-import { bodyUnits, JSON_MAX_DEPTH } from '@/shared/limits';
+import { bodyUnits, JSON_MAX_DEPTH, MCP_REQUEST_UNITS } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
@@ -168,8 +168,8 @@ function readMessage(text: string): Message {
 /**
  * `/api/mcp`: the router's public procedures as MCP tools, over MCP's Streamable HTTP transport (the official
  * SDK's), behind the same guards as the other doors, in this order: path (404), method (405: POST only),
- * Origin (403, as MCP asks against DNS rebinding), token (401, or 429 from the shared buckets, charged one
- * call per request like a REST call), session (404: none exists), content type (415), body (413, 408), the
+ * Origin (403, as MCP asks against DNS rebinding), token (401, or 429 from the shared buckets, charged
+ * MCP_REQUEST_UNITS per request), session (404: none exists), content type (415), body (413, 408), the
  * message (JSON-RPC errors), then the SDK.
  *
  * Stateless, with JSON answers: each request gets a fresh SDK server and transport, answers with one JSON
@@ -224,9 +224,9 @@ export function createMcpDoor(options: {
       });
     }
     checkOrigin(request);
-    const auth = await authenticate(request);
+    const auth = await authenticate(request, MCP_REQUEST_UNITS);
     requireToken(auth);
-    noteCharged(request, 1);
+    noteCharged(request, MCP_REQUEST_UNITS);
     if (request.raw.headers['mcp-session-id'] !== undefined) {
       return rpcError(404, -32001, 'Session not found: this server keeps no sessions; send requests without Mcp-Session-Id');
     }

@@ -2,7 +2,7 @@ import { tracked } from '@trpc/server';
 import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
-import { createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
+import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
 import {
   deletePlantsInput,
   plantChangesInput,
@@ -23,13 +23,13 @@ import {
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
+import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
-import { bulkDelete, bulkRetag, bulkSelectionCost } from './bulk';
-import { plantChanges } from './live/feed';
+import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { plantChanges, REPLAY_MAX } from './live/feed';
 import { pagePlants } from './page';
-import { suggestTags } from './tags';
+import { suggestTags, tagSuggestionCost } from './tags';
 import { restorePlants } from './undo';
 import { plantListVersion } from './versions';
 
@@ -147,7 +147,7 @@ export const plantsRouter = createTRPCRouter({
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .declare({ cost: ({ q }) => TABLE_PAGE_COST + searchCost(q) })
+    .declare({ cost: ({ size, q }) => TABLE_PAGE_COST + Math.ceil(size / ROWS_PER_UNIT) + searchCost(q) })
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
@@ -165,13 +165,13 @@ export const plantsRouter = createTRPCRouter({
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
   restore: protectedProcedure
     .input(restorePlantsInput)
-    .declare({ cost: 1 })
+    .declare({ cost: ({ ids }) => bulkPlantsCost(ids) })
     .mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
 
   /** The tags that exist, with counts, by a case-insensitive prefix: the tag filter's choices (tRPC only). */
   tags: protectedProcedure
     .input(tagSuggestionsInput)
-    .declare({ cost: 1 })
+    .declare({ cost: (input, { actor }) => tagSuggestionCost(actor, input) })
     .query(({ ctx, input }) => suggestTags(ctx.actor, input)),
 
   /**
@@ -180,7 +180,7 @@ export const plantsRouter = createTRPCRouter({
    */
   changes: protectedProcedure
     .input(plantChangesInput)
-    .declare({ cost: 1 })
+    .declare({ cost: (input) => FIXED_COSTS.openLiveFeed + (input?.lastEventId ? Math.ceil(REPLAY_MAX / REPLAYED_EVENTS_PER_UNIT) : 0) })
     .subscription(async function* ({ ctx, input, signal }) {
       try {
         for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
@@ -197,7 +197,7 @@ export const plantsRouter = createTRPCRouter({
 
   /** User names for the owner filter (admins, tRPC only). */
   owners: procedureNeeding('plants:any')
-    .declare({ cost: 1 })
+    .declare({ cost: async () => 1 + Math.ceil((await countUserNames()) / ROWS_PER_UNIT) })
     .query(() => listUserNames()),
 
   delete: protectedProcedure

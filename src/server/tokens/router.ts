@@ -1,16 +1,20 @@
 import { z } from 'zod';
 
 import { createTokenInput } from '@/shared/users';
-import { issueToken, listTokens, revokeToken } from '@/server/tokens/service';
+import { countTokens, issueToken, listTokens, revokeToken } from '@/server/tokens/service';
 import { AppError } from '@/shared/errors';
+import { FIXED_COSTS, ROWS_PER_UNIT } from '@/shared/limits';
 import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 
 const manageTokens = procedureNeeding('tokens:manage');
 
-/** Admin-only: the people and tokens behind the API. Never returns a token after it was created. */
+/**
+ * Admin-only: the people and tokens behind the API. Never returns a token after it was created. The list shows
+ * every token, charged as a list of as many rows (one unit per ROWS_PER_UNIT).
+ */
 export const tokensRouter = createTRPCRouter({
   /** `current` marks the token the caller signed in with, so the page can warn before revoking it. */
-  list: manageTokens.declare({ cost: 1 }).query(async ({ ctx }) => {
+  list: manageTokens.declare({ cost: async () => 1 + Math.ceil((await countTokens()) / ROWS_PER_UNIT) }).query(async ({ ctx }) => {
     const tokens = await listTokens();
     const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
     const now = new Date();
@@ -21,12 +25,12 @@ export const tokensRouter = createTRPCRouter({
     return tokens.map((token) => ({ ...token, current: token.id === currentTokenId, lastAdminToken: token.id === lastAdminTokenId }));
   }),
 
-  create: manageTokens.input(createTokenInput).declare({ cost: 1 }).mutation(async ({ input }) => {
+  create: manageTokens.input(createTokenInput).declare({ cost: FIXED_COSTS.issueToken }).mutation(async ({ input }) => {
     const issued = await issueToken({ userName: input.userName, role: input.role });
     return { id: issued.id, token: issued.token, prefix: issued.prefix, userName: issued.user.name, role: issued.user.role };
   }),
 
-  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).declare({ cost: 1 }).mutation(async ({ input }) => {
+  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).declare({ cost: FIXED_COSTS.revokeToken }).mutation(async ({ input }) => {
     if (!(await revokeToken(input.id))) throw new AppError('tokenNotFound', `no token with id ${input.id}`, 'id');
   }),
 });

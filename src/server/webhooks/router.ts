@@ -2,10 +2,12 @@ import { z } from 'zod';
 
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
+import { DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
 import {
   createWebhookEndpointInput,
   DELIVERY_PAGE_DEFAULT,
   DELIVERY_PAGE_MAX,
+  DELIVERY_STATUSES,
   deliveryIdParam,
   listDeliveriesInput,
   updateWebhookEndpointInput,
@@ -17,6 +19,7 @@ import {
 } from '@/shared/webhooks';
 
 import { endpointBacklog } from './backlog';
+import { countingCost, deletingCost } from './log-size';
 import { listDeliveries, retryDelivery, sendTestEvent } from './deliveries';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints';
 
@@ -48,7 +51,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(z.object({}))
     .output(z.array(webhookEndpointSchema))
-    .declare({ cost: 1 })
+    .declare({ cost: () => countingCost(undefined, ['pending', 'failed']) })
     .query(() => listEndpoints()),
 
   get: manageWebhooks
@@ -66,7 +69,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookEndpointSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
     .query(({ input }) => getEndpoint(input.id)),
 
   create: manageWebhooks
@@ -85,7 +88,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(createWebhookEndpointInput)
     .output(webhookEndpointWithSecretSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.createWebhook })
     .mutation(({ input }) => createEndpoint(input)),
 
   update: manageWebhooks
@@ -103,7 +106,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(updateWebhookEndpointInput)
     .output(webhookEndpointSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
     .mutation(({ input }) => updateEndpoint(input)),
 
   delete: manageWebhooks
@@ -121,7 +124,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(z.void())
-    .declare({ cost: 1 })
+    .declare({ cost: ({ id }) => deletingCost(id) })
     .mutation(({ input }) => deleteEndpoint(input.id)),
 
   rotateSecret: manageWebhooks
@@ -139,7 +142,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookSecretSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.rotateWebhookSecret })
     .mutation(({ input }) => rotateSecret(input.id)),
 
   sendTest: manageWebhooks
@@ -157,7 +160,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookDeliverySchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.sendWebhookTest })
     .mutation(({ input }) => sendTestEvent(input.id)),
 
   deliveries: manageWebhooks
@@ -183,7 +186,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(listDeliveriesInput)
     .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))
-    .declare({ cost: 1 })
+    .declare({ cost: ({ limit = DELIVERY_PAGE_DEFAULT }) => Math.ceil(limit / DELIVERY_ROWS_PER_UNIT) })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
       const page = await listDeliveries({ id: input.id, limit, before: input.before, status: input.status });
@@ -199,7 +202,7 @@ export const webhooksRouter = createTRPCRouter({
    */
   backlog: manageWebhooks
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
-    .declare({ cost: 1 })
+    .declare({ cost: async ({ id, deliveryId }) => (await countingCost(id, DELIVERY_STATUSES)) + (deliveryId === undefined ? 0 : (await countingCost(id, ['pending'])) - 1) })
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
 
   retry: manageWebhooks
@@ -217,6 +220,6 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(deliveryIdParam)
     .output(webhookDeliverySchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.retryWebhookDelivery })
     .mutation(({ input }) => retryDelivery(input.id)),
 });

@@ -55,6 +55,15 @@ function eventOf(row: LogRow): PlantChangeEvent {
   return { kind: row.kind === 'created' ? 'created' : 'updated', id: BigInt(row.plantId), ...fields };
 }
 
+/**
+ * The log's last position (null: empty), one step down its primary key. (Prisma's `aggregate` wraps MAX in a
+ * subquery that reads every row: 20–30 ms on a log of 300,000.)
+ */
+async function logEnd(): Promise<number | null> {
+  const last = await db.plantChange.findFirst({ orderBy: { seq: 'desc' }, select: { seq: true } });
+  return last?.seq ?? null;
+}
+
 async function readLog(afterSeq: number, limit: number): Promise<LogRow[]> {
   const rows = await db.plantChange.findMany({
     where: { seq: { gt: afterSeq } },
@@ -85,8 +94,8 @@ function createReader() {
 
   async function start(): Promise<void> {
     if (position !== null) return;
-    const { _max } = await db.plantChange.aggregate({ _max: { seq: true } });
-    position ??= _max.seq ?? 0;
+    const end = await logEnd();
+    position ??= end ?? 0;
   }
 
   async function poll(): Promise<void> {
@@ -200,8 +209,7 @@ export async function* plantChanges(actor: Actor, tokenKey: string, lastEventId:
   reader.register(stream);
   try {
     // A new stream starts at the log's end: what changed before it opened is in the page it is shown with.
-    const { _max } = from === null ? await db.plantChange.aggregate({ _max: { seq: true } }) : { _max: { seq: null } };
-    const startedAfter = _max.seq ?? null;
+    const startedAfter = from === null ? await logEnd() : null;
     await reader.start();
     if (from === null) yield [startedAfter ?? 0, { kind: 'live' }];
     if (from !== null) {
