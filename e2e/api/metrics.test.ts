@@ -96,7 +96,7 @@ describe('GET /api/metrics', () => {
         [id, `kept ${id}`, owner!.id, await server.database.dateTime(new Date()), owner!.id, expiredAt],
       );
     }
-    const backlog = (await scrape()).samples.find((sample) => sample.name === 'plantstore_background_backlog' && sample.labels.work === 'tombstone_expiry');
+    const backlog = (await scrape()).samples.find((sample) => sample.name === 'plantstore_background_backlog' && sample.labels.job === 'tombstone-expiry');
     const [left] = await server.database.query<{ rows: bigint }>('SELECT COUNT(*) AS rows FROM "PlantTombstone" WHERE id IN (97001, 97002, 97003)');
     // The expiry runs every minute: the gauge counts the three, or none if it ran between the insert and the scrape.
     expect([3, Number(left!.rows)]).toContain(backlog?.value);
