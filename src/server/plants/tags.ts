@@ -70,10 +70,12 @@ export async function suggestTags(actor: Actor, input: Input): Promise<TagCount[
     // Every count is summed whatever the limit: one query, and without a prefix its first rows are the answer.
     take(await everyOwnersTags(prefix === undefined ? TAG_SUGGESTIONS_MAX : TAG_SUGGESTION_READ_MAX));
   } else {
-    // The most used first: where a prefix matches many, these hold the answer; else the rest, up to the bound.
-    const first = await ownersTags(view.ownerId, 0, FIRST_READ);
+    // The most used first: without a prefix they are the answer; where a prefix matches many, these hold it;
+    // else the rest, up to the bound.
+    const firstRead = prefix === undefined ? TAG_SUGGESTIONS_MAX : FIRST_READ;
+    const first = await ownersTags(view.ownerId, 0, firstRead);
     take(first);
-    if (found.length < TAG_SUGGESTIONS_MAX && first.length === FIRST_READ) take(await ownersTags(view.ownerId, FIRST_READ, TAG_SUGGESTION_READ_MAX - FIRST_READ));
+    if (found.length < TAG_SUGGESTIONS_MAX && first.length === firstRead) take(await ownersTags(view.ownerId, firstRead, TAG_SUGGESTION_READ_MAX - firstRead));
   }
   return found.sort((a, b) => b.count - a.count || a.tag.localeCompare(b.tag));
 }

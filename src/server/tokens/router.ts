@@ -3,18 +3,18 @@ import { z } from 'zod';
 import { createTokenInput } from '@/shared/users';
 import { countTokens, issueToken, listTokens, revokeToken } from '@/server/tokens/service';
 import { AppError } from '@/shared/errors';
-import { FIXED_COSTS, ROWS_PER_UNIT } from '@/shared/limits';
+import { FIXED_COSTS, TOKENS_PER_UNIT } from '@/shared/limits';
 import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 
 const manageTokens = procedureNeeding('tokens:manage');
 
 /**
  * Admin-only: the people and tokens behind the API. Never returns a token after it was created. The list shows
- * every token, charged as a list of as many rows (one unit per ROWS_PER_UNIT).
+ * every token, charged one unit per TOKENS_PER_UNIT of them.
  */
 export const tokensRouter = createTRPCRouter({
   /** `current` marks the token the caller signed in with, so the page can warn before revoking it. */
-  list: manageTokens.declare({ cost: async () => 1 + Math.ceil((await countTokens()) / ROWS_PER_UNIT) }).query(async ({ ctx }) => {
+  list: manageTokens.declare({ cost: async () => 1 + Math.ceil((await countTokens()) / TOKENS_PER_UNIT) }).query(async ({ ctx }) => {
     const tokens = await listTokens();
     const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
     const now = new Date();
