@@ -88,7 +88,7 @@ export const TAG_COUNTS_PER_UNIT = 1_000;
  * index when they are read: one unit per this many rows a count may read. Deleting an endpoint deletes its log,
  * one unit per DELIVERY_ROWS_DELETED_PER_UNIT rows.
  */
-export const DELIVERY_ROWS_COUNTED_PER_UNIT = 5_000;
+export const DELIVERY_ROWS_COUNTED_PER_UNIT = 2_500;
 export const DELIVERY_ROWS_DELETED_PER_UNIT = 500;
 
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
@@ -144,10 +144,13 @@ export const REPLAYED_EVENTS_PER_UNIT = 25;
 
 /**
  * Calls whose work does not grow with their input or the store but is more than one unit's: what each costs, in
- * units (their server CPU per call, e2e/api/router-costs.test.ts, on this 2-core machine at load 17–21, divided by
- * how much busier than quiet it was then: about 2.5–3.5 ms for a token, 2–3 ms for the others, 3–5 ms to open a feed).
+ * units (their server CPU per call, e2e/api/router-costs.test.ts, on this 2-core machine at load 6–21, divided by
+ * how much busier than quiet it was then: 1.5–2.5 ms to write a plant, 2.5–3.5 ms for a token, 2–3 ms for the
+ * others, 3–5 ms to open a feed).
  */
 export const FIXED_COSTS = {
+  /** plants.create, update and delete: a row written with its triggers (the search index, the name's fold, the tag's count, the list's version, the feed's log, the webhooks' outbox) and a commit. */
+  writePlant: 2,
   /** plants.changes: opening the live feed's stream (tRPC's SSE machinery, the feed's registration). */
   openLiveFeed: 5,
   /** tokens.create: a user written if new, a token's random bytes, hash and row. */

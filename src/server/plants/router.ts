@@ -74,7 +74,7 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(newPlantSchema)
     .output(plantAnswer)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input }) => createPlant(ctx.actor, input)),
 
   list: protectedProcedure
@@ -140,7 +140,7 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(patchPlantInput)
     .output(plantAnswer)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input: { id, ...patch } }) => updatePlant(ctx.actor, id, patch)),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
@@ -219,6 +219,6 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(plantIdParam)
     .output(z.void())
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
 });
