@@ -15,7 +15,7 @@ export default defineConfig([
   // Every regular expression, in the server, the page, the tests, the tooling and the bench. The rules that
   // refuse a pattern whose matching time can grow faster than its input are named, at their strictest, so no
   // later change of the recommended set drops them: one backtracking pattern on a request path froze the
-  // server (issue 18). The rest of the recommended set finds patterns that cannot mean what they say; its
+  // server. The rest of the recommended set finds patterns that cannot mean what they say; its
   // purely stylistic rules are off, as they would rewrite correct patterns all over for no change in behaviour.
   regexp.configs['flat/recommended'],
   {
@@ -29,5 +29,5 @@ export default defineConfig([
       'regexp/optimal-quantifier-concatenation': 'off',
     },
   },
-  globalIgnores(['.next/**', '.next-*/**', 'dist/**', '.test-build/**', '.bench-build/**', 'node_modules/**', 'src/generated/**', 'next-env.d.ts', 'scratch/**', 'test-results/**', 'playwright-report/**']),
+  globalIgnores(['.next/**', '.next-*/**', 'dist/**', '.test-build/**', '.bench-build/**', 'node_modules/**', 'src/generated/**', 'next-env.d.ts', 'scratch/**', 'test-results/**', 'playwright-report/**', '.stryker-tmp/**', 'reports/**']),
 ]);

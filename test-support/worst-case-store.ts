@@ -6,7 +6,7 @@
  * database's own triggers keeping what they keep (search index, versions, events). Rows a call uses up (plants
  * to delete, tombstones to restore) are made per call with `plantsFor` and `tombstonesFor`.
  */
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 
 import type { TestDatabase } from './database';
 
@@ -125,4 +125,21 @@ export async function tombstonesFor(database: TestDatabase, ownerId: number, fir
 export async function lastChange(database: TestDatabase): Promise<bigint> {
   const [row] = await database.query<{ seq: bigint | null }>('SELECT MAX(seq) AS seq FROM "PlantChange"');
   return BigInt(row?.seq ?? 0);
+}
+
+/**
+ * The live feed's event id of position `seq` as `userId` is sent it (src/server/plants/live/event-ids.ts: the
+ * position and the user in one AES block, under the key every instance shares), so a test can resume a feed
+ * from any position. The key is made here if no server has made it yet, as a server would: the first insert wins.
+ */
+export async function feedEventId(database: TestDatabase, userId: number, seq: bigint): Promise<string> {
+  const key = randomBytes(16);
+  await database.execute(`INSERT INTO "SharedKey" ("name", "key") VALUES ('liveFeedIds', ?) ON CONFLICT ("name") DO NOTHING`, [key]);
+  const [row] = await database.query<{ key: Buffer | Uint8Array }>(`SELECT "key" FROM "SharedKey" WHERE "name" = 'liveFeedIds'`);
+  const block = Buffer.alloc(16);
+  block.writeBigUInt64BE(seq, 0);
+  block.writeUInt32BE(userId, 8);
+  block.writeUInt32BE(0x66656564, 12);
+  const cipher = createCipheriv('aes-128-ecb', Buffer.from(row!.key), null).setAutoPadding(false);
+  return `c${Buffer.concat([cipher.update(block), cipher.final()]).toString('base64url')}`;
 }

@@ -1,5 +1,5 @@
 /**
- * A call is charged what it does (issue 18): the per-token bucket is charged one per call at the door (a
+ * A call is charged what it does: the per-token bucket is charged one per call at the door (a
  * tRPC batch its calls), and the rest once the input is read: a bulk delete one per id, a list one per 100
  * rows, a table page its counts, a name search SEARCH_COST more. Both doors share the charge, and its 429
  * carries Retry-After in each door's format. Runs on both engines.

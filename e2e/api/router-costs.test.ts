@@ -38,6 +38,7 @@ import { type RunningServer, startServer } from '@test-support/server-process';
 import {
   buildWorstCaseStore,
   DONE_DELIVERIES,
+  feedEventId,
   fillDeliveryLog,
   lastChange,
   MEMBER_FIRST_ID,
@@ -174,8 +175,14 @@ const WORST: Record<string, WorstCase> = {
   'plants.changes': {
     who: 'member',
     inputs: [
-      { name: 'resumed 400 changes back', input: async (fixture) => ({ lastEventId: String((await lastChange(fixture.database)) - 400n) }) },
-      { name: 'resumed 100,000 changes back', input: async (fixture) => ({ lastEventId: String((await lastChange(fixture.database)) - 100_000n) }) },
+      {
+        name: 'resumed 400 changes back',
+        input: async (fixture, caller) => ({ lastEventId: await feedEventId(fixture.database, caller.userId, (await lastChange(fixture.database)) - 400n) }),
+      },
+      {
+        name: 'resumed 100,000 changes back',
+        input: async (fixture, caller) => ({ lastEventId: await feedEventId(fixture.database, caller.userId, (await lastChange(fixture.database)) - 100_000n) }),
+      },
       { name: 'new', input: () => ({}) },
     ],
   },
@@ -187,6 +194,26 @@ const WORST: Record<string, WorstCase> = {
   },
   'tokens.list': { who: 'admin', inputs: none },
   'tokens.create': { who: 'admin', inputs: [{ name: 'a new user', input: (fixture) => ({ userName: `cost-new-${fixture.freshId()}`, role: 'member' }) }] },
+  'tokens.setRole': {
+    who: 'admin',
+    inputs: [
+      {
+        name: "a member's token, its user made an admin",
+        input: async (fixture) => {
+          const [user] = await fixture.database.query<{ id: bigint }>(`INSERT INTO "User" (name, role, "createdAt") VALUES (?, 'member', ?) RETURNING id`, [
+            `cost-role-${fixture.freshId()}`,
+            await fixture.database.dateTime(new Date()),
+          ]);
+          const [row] = await fixture.database.query<{ id: bigint }>(`INSERT INTO "ApiToken" ("userId", hash, prefix, "createdAt") VALUES (?, ?, 'pst_cost', ?) RETURNING id`, [
+            user!.id,
+            `role-${fixture.freshId()}`,
+            await fixture.database.dateTime(new Date()),
+          ]);
+          return { id: Number(row!.id), role: 'admin' };
+        },
+      },
+    ],
+  },
   'tokens.revoke': {
     who: 'admin',
     inputs: [
@@ -236,6 +263,14 @@ const WORST: Record<string, WorstCase> = {
   'webhooks.backlog': {
     who: 'admin',
     inputs: [{ name: 'the newest waiting delivery', input: (fixture) => ({ id: fixture.endpointId, deliveryId: deliveryIds.get(fixture.endpointId)?.lastPending ?? 1 }) }],
+  },
+  'webhooks.retryAll': {
+    who: 'admin',
+    inputs: [{ name: '500 failed deliveries of the long log', input: (fixture) => ({ id: fixture.endpointId, state: 'failed' }) }],
+  },
+  'webhooks.discardWaiting': {
+    who: 'admin',
+    inputs: [{ name: '500 waiting deliveries of the long log', input: (fixture) => ({ id: fixture.endpointId }) }],
   },
   'webhooks.retry': {
     who: 'admin',

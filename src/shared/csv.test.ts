@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { csvRecord, csvText } from './csv';
+import { CSV_BOM, csvRecord, csvText } from './csv';
 
 describe('CSV for spreadsheets', () => {
   it('neutralises text a spreadsheet would run as a formula (OWASP: = + - @ tab CR)', () => {
@@ -11,5 +11,13 @@ describe('CSV for spreadsheets', () => {
 
   it('quotes commas, quotes and line ends, ends records with CRLF, and writes raw fields as given', () => {
     expect(csvRecord([{ raw: '-9223372036854775808' }, 'a, "b"', 'line\nend', ''])).toBe('-9223372036854775808,"a, ""b""","line\nend",\r\n');
+  });
+
+  it('leaves a formula character alone after the start: only a field that begins with one is neutralised', () => {
+    for (const text of ['a=b', 'x-1', 'pot+soil', 'fern@home', 'a\tb']) expect(csvText(text)).toBe(text);
+  });
+
+  it('begins the file with the UTF-8 byte order mark, without which Excel reads UTF-8 as a legacy code page', () => {
+    expect([...Buffer.from(CSV_BOM, 'utf8')]).toEqual([0xef, 0xbb, 0xbf]);
   });
 });

@@ -133,7 +133,7 @@ export const SEARCH_WALK_BUDGET = 50_000;
  * back short reads the walked index entries a second time there, to find the row where it stopped (no single
  * pass is cheaper on PostgreSQL: a row_number() over the walk, a shared CTE or a PL/pgSQL loop each cost more than
  * the two), and in tag, owner and creation order each walked row is read from the table. So its walk of "orchid"
- * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Round six: the PostgreSQL name-order walk").
+ * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Search at scale").
  */
 export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
 /** The rows one walk of a request reads on this engine. */
@@ -157,6 +157,8 @@ export const FIXED_COSTS = {
   issueToken: 4,
   /** tokens.revoke: the row, and the cached acceptance dropped. */
   revokeToken: 2,
+  /** tokens.setRole: the user's role written, the last admin checked, the cached acceptances dropped. */
+  setRole: 2,
   /** webhooks.create: the URL's check, a secret made and encrypted, the row. */
   createWebhook: 3,
   /** webhooks.rotateSecret: a secret made and encrypted. */

@@ -24,7 +24,7 @@ import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { nestsDeeperThan } from './guards/json-depth';
 import type { WaitForTurn } from './guards/work-queue';
-import { type FrontRequest, noteCharged, PLACEHOLDER_ORIGIN } from './request';
+import { type FrontRequest, noteCharged, notingCharges, PLACEHOLDER_ORIGIN } from './request';
 import { jsonReply, noSuchPath, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { checkContentType } from './rest/content-type';
 import { corsHeaders, type CorsOrigins } from './rest/cors';
@@ -232,7 +232,7 @@ export function createMcpDoor(options: {
     }
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
-    authenticate.chargeForBody(auth, body.byteLength);
+    await authenticate.chargeForBody(auth, body.byteLength);
     noteCharged(request, bodyUnits(body.byteLength));
     // Parsing and the tool call are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
@@ -249,11 +249,7 @@ export function createMcpDoor(options: {
     const toolName = method === 'tools/call' && isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : undefined;
     request.trace.rpc = toolName === undefined ? method : `${method} ${shown(toolName, 64)}`;
 
-    const context = contextFor(auth, request.id, (units) => {
-      const refused = authenticate.chargeMore(auth, units);
-      if (!refused) noteCharged(request, units);
-      return refused;
-    });
+    const context = contextFor(auth, request.id, notingCharges(request, (units) => authenticate.chargeMore(auth, units)));
     const server = new Server(
       { name: 'plant-store', title: 'Plant Store', version: API_VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },

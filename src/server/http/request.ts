@@ -26,6 +26,18 @@ export function noteCharged(request: FrontRequest, units: number): void {
   if (units > 0) request.trace.units = (request.trace.units ?? 0) + units;
 }
 
+/** A door's way to take more units from the request's bucket (`take`), noting what it took once it did. */
+export function notingCharges<Refused>(request: FrontRequest, take: (units: number) => Refused | undefined | Promise<Refused | undefined>) {
+  return (units: number): Refused | undefined | Promise<Refused | undefined> => {
+    const taken = (refused: Refused | undefined) => {
+      if (refused === undefined) noteCharged(request, units);
+      return refused;
+    };
+    const refused = take(units);
+    return refused instanceof Promise ? refused.then(taken) : taken(refused);
+  };
+}
+
 export const PLACEHOLDER_ORIGIN = 'http://plant-store.invalid';
 
 /** What the front and the doors read of a target: the URL parser's pathname, search and query parameters. */

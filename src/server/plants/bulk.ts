@@ -84,8 +84,8 @@ export function bulkPlantsCost(ids: readonly bigint[] | number): number {
 }
 
 /** The plants a matching call found, charged before they change (a list of ids paid for its plants up front). */
-function chargeFound(charge: (units: number) => void, selection: BulkSelection, plants: number): void {
-  if (selection.kind === 'matching' && plants > 0) charge(bulkPlantsCost(plants));
+async function chargeFound(charge: (units: number) => Promise<void>, selection: BulkSelection, plants: number): Promise<void> {
+  if (selection.kind === 'matching' && plants > 0) await charge(bulkPlantsCost(plants));
 }
 
 /** The access rule of a write by id (the same one every list applies). */
@@ -97,9 +97,9 @@ const keptColumns = Prisma.raw(KEPT.map((column) => `"${column}"`).join(', '));
 const keptValues = Prisma.raw(KEPT.map((column) => `p."${column}"`).join(', '));
 const keptAgain = Prisma.raw(KEPT.map((column) => `"${column}" = excluded."${column}"`).join(', '));
 
-export async function bulkDelete(actor: Actor, charge: (units: number) => void, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
+export async function bulkDelete(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  chargeFound(charge, selection, ids.length);
+  await chargeFound(charge, selection, ids.length);
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const now = BigInt(Date.now());
   const deleted = await db.$transaction(async (tx) => {
@@ -119,9 +119,9 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }
 
-export async function bulkRetag(actor: Actor, charge: (units: number) => void, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
+export async function bulkRetag(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  chargeFound(charge, selection, ids.length);
+  await chargeFound(charge, selection, ids.length);
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));

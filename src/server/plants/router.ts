@@ -34,7 +34,7 @@ import { restorePlants } from './undo';
 import { plantListVersion } from './versions';
 
 /** Whose open live streams a call counts against: the token's, as the request limit is. */
-const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
+const tokenId = (ctx: Context) => (ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0);
 
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
@@ -183,7 +183,7 @@ export const plantsRouter = createTRPCRouter({
     .declare({ cost: (input) => FIXED_COSTS.openLiveFeed + (input?.lastEventId ? Math.ceil(REPLAY_MAX / REPLAYED_EVENTS_PER_UNIT) : 0) })
     .subscription(async function* ({ ctx, input, signal }) {
       try {
-        for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+        for await (const [id, event] of plantChanges(ctx.actor, tokenId(ctx), input?.lastEventId, signal)) yield tracked(id, event);
       } catch (error) {
         // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
         // by the client; a bare error would read as a 500, which it retries at once, for ever).

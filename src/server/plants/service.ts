@@ -22,7 +22,7 @@ import {
 import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScope, plantScopeSql, plantScopeWhere } from './scope';
-import { ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';
+import { keepReadVersion, keptVersionsMark, ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';
 
 /** The only columns that leave the data layer, id and the declared fields: owner and timestamps stay inside. */
 const plantColumns = Object.fromEntries(['id', ...PLANT_FIELD_NAMES].map((column) => [column, true])) as { id: true } & Record<PlantFieldName, true>;
@@ -43,8 +43,8 @@ const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', '
 /**
  * One INSERT, as SQL through `$executeRaw`, which answers the count of rows written: Prisma's `plant.create`
  * sends the same INSERT with RETURNING for ~100 µs more CPU in its query interpreter and result mapping, and
- * round six's RETURNING through `$queryRaw` still cost ~45 µs more than this for the row it maps
- * (docs/performance.md, "Round seven: create"). The values are what `create` wrote: a field the plant lacks
+ * the RETURNING form through `$queryRaw` costs ~45 µs more than this for the row it maps
+ * (docs/decisions/0012-what-the-stack-floor-runs.md). The values are what `create` wrote: a field the plant lacks
  * is NULL, the creation time is taken here (`@default(now())` is Prisma's, not the database's: SQLite's own
  * default would be another text format), and each engine's adapter writes the Date as Prisma's create does.
  * A taken id inserts nothing (ON CONFLICT DO NOTHING: no row, so no trigger fires and nothing is written,
@@ -71,7 +71,7 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null; version?: s
  * The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. Its pages are
  * full, whatever the path that serves them (SQLite's id-order probe, the index or the filter plan: chosen by
  * store-wide data): a page depends only on the caller's plants, as its ETag does (CONTRACT 1.2.0), so a search's
- * walk is not capped here as the admin page's is (docs/performance.md, "Round six: the id-order walk capped").
+ * walk is not capped here as the admin page's is (docs/performance.md, "What is not bounded").
  *
  * `withVersion`: the page comes with the caller's list version (plants/versions.ts), for its ETag, read no later
  * than its rows. A member's is a column of each statement that reads rows, so it is of the same snapshot as
@@ -86,6 +86,8 @@ export async function listPlants(
 ): Promise<PlantPage> {
   const planned = await ready(filters);
   const scope = plantScope(actor);
+  // Where versions are kept as they are heard, the one this list reads is kept too, unless a change came meanwhile.
+  const mark = withVersion ? keptVersionsMark() : undefined;
   const inStatement = withVersion && !scope.everyOwner;
   let version = withVersion && scope.everyOwner ? await plantListVersionNow(actor) : undefined;
   const versionColumn = inStatement ? Prisma.sql`, ${ownerVersionColumn(actor.userId)}` : Prisma.empty;
@@ -100,6 +102,7 @@ export async function listPlants(
     version = await plantListVersionNow(actor);
     rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => select(from, id, Prisma.empty));
   }
+  if (version !== undefined) keepReadVersion(scope, version, mark);
   const plants = rows.slice(0, limit).map((row) => toRow(row, false));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null, ...(version === undefined ? {} : { version }) };
 }
@@ -121,7 +124,7 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
 
 /**
  * One statement, as SQL, like the create: Prisma's `deleteMany` sends the same DELETE for ~60 µs more CPU
- * (docs/performance.md, "Round six: create").
+ * (in process).
  */
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
   // plant scope: the row is deleted only within the actor's scope; any other id is "not found", as an absent one.

@@ -33,10 +33,12 @@ export type Context = {
   responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string>; versionWanted?: boolean; version?: string };
   /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
-   * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its
-   * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
+   * at its door: for the part of a declared cost beyond it (`.declare`), or for what a call finds only as it
+   * works (a bulk change's plants). Rejects with a 429 AppError, with its `Retry-After` in
+   * `responseHints.headers`: awaited before the work, since on PostgreSQL the bucket may have to ask the budget
+   * the instances share. Does nothing where no door charges (a caller in a test).
    */
-  charge: (units: number) => void;
+  charge: (units: number) => Promise<void>;
   /**
    * How many procedure calls of this request have started (a tRPC batch makes several): each after the
    * first starts on a turn of the event loop of its own (see `guard`).
@@ -44,8 +46,13 @@ export type Context = {
   callsStarted: number;
 };
 
-/** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
-export type ChargeBucket = (units: number) => { message: string; headers: Record<string, string>; retryAfterMs: number } | undefined;
+type ChargeRefusal = { message: string; headers: Record<string, string>; retryAfterMs: number };
+
+/**
+ * How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers;
+ * at once, or once the shared budget answered (http/guards/rate-limit.ts).
+ */
+export type ChargeBucket = (units: number) => ChargeRefusal | undefined | Promise<ChargeRefusal | undefined>;
 
 export function contextFor(auth: AuthState, requestId: string = randomUUID(), chargeBucket?: ChargeBucket): Context {
   const responseHints: Context['responseHints'] = {};
@@ -54,8 +61,8 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     auth,
     responseHints,
     callsStarted: 0,
-    charge(units) {
-      const refused = chargeBucket?.(units);
+    async charge(units) {
+      const refused = await chargeBucket?.(units);
       if (!refused) return;
       responseHints.headers = { ...responseHints.headers, ...refused.headers };
       throw new AppError('tooManyRequests', refused.message);
@@ -175,7 +182,7 @@ export const createCallerFactory = t.createCallerFactory;
  * call's options twice at every middleware level (its `_objectSpread2` helper, the largest single cost of a
  * call in its code; `npm run bench -- --profile`), and a caller wraps the call without adding a level: a
  * list-shaped call (zod input and output, 20 rows) cost 23.1 µs of CPU with the guard as a middleware and
- * 18.4 µs with it as the caller, as much as with no guard at all (docs/performance.md, "Round four"). It is
+ * 18.4 µs with it as the caller, as much as with no guard at all (in process). It is
  * tRPC's own hook for wrapping a procedure's call (still marked experimental in 11.x); the builder keeps its
  * usual type (`GuardedBuilder`), so routers and the page's hooks see ordinary procedures. Since the caller is part of the
  * procedure itself, every way to call one passes it: tRPC's HTTP adapter, `callTRPCProcedure` (the REST and
@@ -250,14 +257,14 @@ function chargedFirst(cost: Cost<unknown>, resolver: Resolver): Resolver {
   if (typeof cost === 'number') {
     const more = wholeUnits(cost) - 1;
     if (more === 0) return resolver;
-    return (options) => {
-      options.ctx.charge(more);
+    return async (options) => {
+      await options.ctx.charge(more);
       return resolver(options);
     };
   }
   return async (options) => {
     const more = wholeUnits(await cost(options.input, options.ctx)) - 1;
-    if (more > 0) options.ctx.charge(more);
+    if (more > 0) await options.ctx.charge(more);
     return resolver(options);
   };
 }

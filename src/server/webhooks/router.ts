@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
-import { DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
+import { type Context, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
+import { BULK_ROWS_PER_UNIT, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
 import {
   createWebhookEndpointInput,
   DELIVERY_PAGE_DEFAULT,
@@ -10,6 +10,9 @@ import {
   DELIVERY_STATUSES,
   deliveryIdParam,
   listDeliveriesInput,
+  queueBatchInput,
+  queueBatchOutput,
+  retryAllInput,
   updateWebhookEndpointInput,
   webhookDeliverySchema,
   webhookEndpointIdParam,
@@ -19,8 +22,8 @@ import {
 } from '@/shared/webhooks';
 
 import { endpointBacklog } from './backlog';
+import { discardWaiting, listDeliveries, retryAll, retryDelivery, sendTestEvent } from './deliveries';
 import { countingCost, deletingCost } from './log-size';
-import { listDeliveries, retryDelivery, sendTestEvent } from './deliveries';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints';
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
@@ -29,6 +32,11 @@ const tags = ['webhooks'];
 const forAdmins = 'forbidden';
 const oneEndpoint = ['invalidPathParameter', 'webhookEndpointNotFound'] as const;
 const bodyErrors = ['wrongType', 'invalidValue', 'unknownField'] as const;
+/**
+ * A queue batch declares the call's one unit, and is charged its rows once it has found them, before they change,
+ * as a bulk change of plants is: one unit per BULK_ROWS_PER_UNIT deliveries, the call's one included.
+ */
+const chargeRows = (ctx: Pick<Context, 'charge'>) => (rows: number) => ctx.charge(Math.max(1, Math.ceil(rows / BULK_ROWS_PER_UNIT)) - 1);
 
 /**
  * Admin-only: webhook endpoints and their delivery log. Everything the admin page's webhook views need,
@@ -204,6 +212,20 @@ export const webhooksRouter = createTRPCRouter({
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
     .declare({ cost: async ({ id, deliveryId }) => (await countingCost(id, DELIVERY_STATUSES)) + (deliveryId === undefined ? 0 : (await countingCost(id, ['pending'])) - 1) })
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
+
+  /** The queue's "Retry all" (tRPC only): a batch of deliveries in a state due at once, oldest first. */
+  retryAll: manageWebhooks
+    .input(retryAllInput)
+    .output(queueBatchOutput)
+    .declare({ cost: 1 })
+    .mutation(({ ctx, input }) => retryAll(input.id, input.state, input.after, chargeRows(ctx))),
+
+  /** The queue's "Discard" (tRPC only): a batch of waiting deliveries given up, oldest first. */
+  discardWaiting: manageWebhooks
+    .input(queueBatchInput)
+    .output(queueBatchOutput)
+    .declare({ cost: 1 })
+    .mutation(({ ctx, input }) => discardWaiting(input.id, input.after, chargeRows(ctx))),
 
   retry: manageWebhooks
     .meta({
