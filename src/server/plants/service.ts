@@ -153,6 +153,15 @@ export async function suggestPlantId(actor: Actor): Promise<bigint> {
 }
 
 /** For the owner filter of admins: every user who owns a plant or has a token, by name. */
+/** The most user names the owner filter offers. */
+export const OWNER_NAMES_MAX = 1_000;
+
 export async function listUserNames(): Promise<{ name: string; role: 'admin' | 'member' }[]> {
-  return db.user.findMany({ orderBy: { name: 'asc' }, select: { name: true, role: true }, take: 1000 });
+  return db.user.findMany({ orderBy: { name: 'asc' }, select: { name: true, role: true }, take: OWNER_NAMES_MAX });
+}
+
+/** How many names listUserNames returns, counted up to its bound. */
+export async function countUserNames(): Promise<number> {
+  const [{ users }] = await db.$queryRaw<[{ users: bigint | number }]>`SELECT COUNT(*) AS users FROM (SELECT 1 FROM "User" LIMIT ${OWNER_NAMES_MAX}) AS listed`;
+  return Number(users);
 }

@@ -187,6 +187,11 @@ export type TokenSummary = {
   revokedAt: Date | null;
 };
 
+/** How many tokens the list shows: every one ever issued (revoked and expired ones too). */
+export function countTokens(): Promise<number> {
+  return db.apiToken.count();
+}
+
 export async function listTokens(): Promise<TokenSummary[]> {
   const rows = await db.apiToken.findMany({
     orderBy: { id: 'asc' },

@@ -5,11 +5,12 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { operationStarted, problemFromError } from '@/server/problems';
 import { createProcedureCaller } from '@/server/trpc/call';
 import { type Context, contextFor } from '@/server/trpc/init';
+import { bodyUnits } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from '../guards/auth';
 import { readBody } from '../guards/body';
 import type { WaitForTurn } from '../guards/work-queue';
-import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
+import { type FrontRequest, notUtf8Refusal, noteCharged, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { entityTag, noneMatch } from './conditional';
@@ -75,11 +76,15 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
+    if (auth.status === 'signedIn') noteCharged(request, 1);
     // What the procedure charges beyond the door's unit: an answer kept for its ETag is charged the same again.
     let charged = 0;
     const context = contextFor(auth, request.id, async (units) => {
       const refused = await authenticate.chargeMore(auth, units);
-      if (!refused) charged += units;
+      if (!refused) {
+        charged += units;
+        noteCharged(request, units);
+      }
       return refused;
     });
     // A query that takes the operation's input (GET, DELETE) is read exactly, or refused naming the parameter.
@@ -108,6 +113,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       if (kept.body === undefined || etag !== knownEtag) return undefined;
       const refused = await authenticate.chargeMore(auth, kept.units);
       if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+      noteCharged(request, kept.units);
       return conditionalReply(kept.body, etag, kept.link);
     };
     const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
@@ -122,6 +128,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       bytes = await readBody(request, response);
       await authenticate.chargeForBody(auth, bytes.byteLength);
+      noteCharged(request, bodyUnits(bytes.byteLength));
     }
     // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
