@@ -268,7 +268,7 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
     const url = `${database.url}?schema=plant_store`;
     expect((await applyMigrations({ databaseUrl: url, log: silent })).applied).toEqual(committed);
     const inSchema = await database.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'plant_store' ORDER BY table_name");
-    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantListVersion', 'PlantTombstone', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
+    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantImport', 'PlantImportRow', 'PlantListVersion', 'PlantTombstone', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
     expect(await database.tables(), 'nothing in public').toEqual([]);
 
     const { connectionString, schema } = postgresConnection(url);

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { startDeliveryRetention }, { keepPlantListVersions }] = await Promise.all([
+  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { startDeliveryRetention }, { keepPlantListVersions }, { startImportWork }] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     import('./idempotency/store'),
     import('./webhooks/retention'),
     import('./plants/versions'),
+    import('./plants/import/work'),
   ]);
   // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
   const listVersions = keepPlantListVersions(settings.DATABASE_URL);
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
     startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') }),
     startDeliveryRetention({ onError: (error) => logger.error({ err: error }, 'sweeping old webhook deliveries failed') }),
     await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
+    startImportWork({ onError: (error) => logger.error({ err: error }, 'applying or sweeping a CSV import failed') }),
   ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key

@@ -27,6 +27,7 @@ import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } 
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkRetag } from './bulk';
+import { importsRouter } from './import/router';
 import { plantChanges } from './live/feed';
 import { pagePlants } from './page';
 import { suggestTags } from './tags';
@@ -203,4 +204,7 @@ export const plantsRouter = createTRPCRouter({
     .input(plantIdParam)
     .output(z.void())
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+
+  /** CSV import: a file in parts, its preview, its apply in the background (import/router.ts). */
+  imports: importsRouter,
 });

@@ -6,6 +6,7 @@ import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { TEST_EVENT_MESSAGE } from '@/server/webhooks/outbox';
 import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
 
@@ -177,6 +178,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
         body.schema = { $ref: '#/components/schemas/PlantPatch' };
         operation.requestBody!.content = { 'application/merge-patch+json': { schema: body.schema }, 'application/json': { schema: body.schema } };
       }
+      // A text/csv body (an import's part) is the file's text itself, not an object of fields.
+      const csv = operation.requestBody?.content['text/csv'];
+      if (csv) csv.schema = { type: 'string', maxLength: BODY_LIMIT_BYTES, description: "Part of a CSV file's text, UTF-8 (at most 64 KiB)" };
       // A path parameter is always required (OpenAPI 3.1, 4.8.12.1); zod-openapi cannot tell that from a
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
