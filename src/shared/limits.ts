@@ -141,8 +141,9 @@ export const IMPORT_MAX_ROWS = 100_000;
  */
 export const IMPORT_RECORD_MAX_LENGTH = 4_096;
 /**
- * The rows of one part of an import's file. Each row is checked, its id looked up and the row kept, ~13 µs a row
- * with its share of the part's statements: 2,000 rows hold the server ~30 ms, as much as a bulk change of 100.
+ * The rows of one part of an import's file. Each row is checked, its id looked up and the row kept, 14–28 µs a
+ * row with its share of the part's statements: a part of 2,000 rows holds the server ~30 ms (bench/import-costs.ts),
+ * within the 50 ms a request may take (test-support/server-cpu.ts).
  */
 export const IMPORT_PART_MAX_ROWS = 2_000;
 /** Imports one user keeps; starting one more lets go of their oldest that is not being applied. */
@@ -150,13 +151,16 @@ export const IMPORTS_KEPT_PER_USER = 5;
 /** An import untouched this long is swept, its rows with it. */
 export const IMPORT_KEPT_MS = 24 * 60 * 60 * 1000;
 /**
- * A part of an import: one unit per this many rows it holds, beyond the body's own units, charged once the
- * part is read and before its rows are looked up and kept (each row is checked, its id looked up, and kept).
+ * A part of an import: one unit per this many rows it holds, beyond the body's own units, charged once the part
+ * is read and before its rows are looked up and kept (each row is checked, its id looked up, the row kept): a
+ * part of 1,000 rows of an export cost the server 25–28 ms, of 2,000 of the shortest rows 33–42 ms
+ * (`npx tsx bench/import-costs.ts`, docs/api.md "Rate limits").
  */
-export const IMPORT_PART_ROWS_PER_UNIT = 20;
+export const IMPORT_PART_ROWS_PER_UNIT = 40;
 /**
- * Applying an import: one unit per this many rows, charged to the token that asked for the apply slice by
- * slice, the apply waiting for the units as an export does. Each row is read again, compared with the plant
- * as it is, and created or changed (with the triggers every write of a plant runs).
+ * Applying an import: one unit per this many rows, as a bulk change, charged to the token that asked for the
+ * apply slice by slice, the apply waiting for the units as an export does. Each row is read again, compared with
+ * the plant as it is, and created or changed with the triggers every write of a plant runs: 0.44 ms a row for
+ * new plants, slices included (bench/import-costs.ts).
  */
-export const IMPORT_APPLY_ROWS_PER_UNIT = 4;
+export const IMPORT_APPLY_ROWS_PER_UNIT = 2;
