@@ -47,6 +47,13 @@ const errorSchema: SchemaObject = {
   },
 };
 
+/** The body of an import's part: text, not an object of fields. */
+const importPartSchema: SchemaObject = {
+  type: 'string',
+  maxLength: BODY_LIMIT_BYTES,
+  description: "A part of a CSV file's text, UTF-8, at most 64 KiB and 2,000 rows, cut anywhere between characters",
+};
+
 const errorTable = Object.values(errorCatalog)
   .toSorted((a, b) => a.value - b.value)
   .map(({ value, status, meaning }) => `| ${value} | ${status} | ${meaning} |`)
@@ -160,7 +167,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const schemas = (document.components!.schemas ??= {});
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
-  Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
+  Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema, PlantImportPart: importPartSchema });
   // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
   document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
@@ -180,7 +187,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       }
       // A text/csv body (an import's part) is the file's text itself, not an object of fields.
       const csv = operation.requestBody?.content['text/csv'];
-      if (csv) csv.schema = { type: 'string', maxLength: BODY_LIMIT_BYTES, description: "Part of a CSV file's text, UTF-8 (at most 64 KiB)" };
+      if (csv) csv.schema = { $ref: '#/components/schemas/PlantImportPart' };
       // A path parameter is always required (OpenAPI 3.1, 4.8.12.1); zod-openapi cannot tell that from a
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
