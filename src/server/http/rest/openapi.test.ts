@@ -21,7 +21,7 @@ describe('OpenAPI document', () => {
   });
 
   it('states the contract: title, version, components and the bearer scheme', () => {
-    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.2.0' });
+    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.3.0' });
     expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'PlantPatch', 'Error']));
     expect(document.components!.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect(Object.keys(document.paths!)).toEqual([

@@ -16,7 +16,7 @@ import { doorErrorKinds } from './door-errors';
 import { EXPORT_ERRORS, EXPORT_PATH, exportOperationDocument } from './export';
 import { restOperations } from './routing';
 
-export const API_VERSION = '1.2.0';
+export const API_VERSION = '1.3.0';
 
 type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
