@@ -191,6 +191,24 @@ describe('a CSV import', () => {
     expect((await imports(member).apply(first.id)).json).toMatchObject({ state: 'done' });
   });
 
+  it('stops while it writes: the answer counts every row written, and nothing is written after it', async () => {
+    const rows = 3_000;
+    const file = `id,name\n${Array.from({ length: rows }, () => nextId()).map((id) => `${id},Interrupted ${id}`).join('\n')}\n`;
+    const { id } = await uploaded(member, file);
+    expectStatus(await imports(member).apply(id), 200);
+    // Stopped as soon as its first slices are in, while the next are being written.
+    await until(member, id, (state) => Number(state.applied.rows) > 0);
+    const stopped = await imports(member).stop(id);
+    expectStatus(stopped, 200);
+    const appliedAtStop = Number(stopped.json.applied.rows);
+    expect(appliedAtStop).toBeLessThan(rows);
+    const created = async () => Number((await server.database.query<{ count: bigint }>(`SELECT COUNT(*) AS count FROM "Plant" WHERE "name" LIKE 'Interrupted %'`))[0]!.count);
+    expect(await created()).toBe(appliedAtStop);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await created()).toBe(appliedAtStop);
+    expect((await imports(member).get(id)).json).toMatchObject({ state: 'stopped', applied: { rows: BigInt(appliedAtStop), created: BigInt(appliedAtStop) } });
+  });
+
   it("takes its own export back unchanged, and an admin's export with owner and created", async () => {
     const plants = [nextId(), nextId(), nextId()];
     const names = ['=cmd|"/c calc"!A0', "'@x", 'plain "quoted", text'];
