@@ -34,7 +34,8 @@ async function applied(caller: Caller, id: number): Promise<PlantImport> {
 let stopHearing: (() => void) | undefined;
 afterEach(() => stopHearing?.());
 
-describe('a CSV import, in process', () => {
+// Applies run in the background, in slices with rests between them: seconds on a busy machine.
+describe('a CSV import, in process', { timeout: 60_000 }, () => {
   it("creates the importer's own plants; an admin's changes others' plants as a PATCH would, and never their owner", async () => {
     const member = await signIn('import-unit-member');
     const admin = await signIn('import-unit-admin', 'admin');
