@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
-
 import { defineConfig, devices } from '@playwright/test';
+
+import { chromiumExecutable } from './src/tooling/machine.mjs';
 
 /**
  * End-to-end tests of the admin page against a production build (`.next-e2e`, never the `.next` a
@@ -9,10 +9,12 @@ import { defineConfig, devices } from '@playwright/test';
  *   npx playwright test                 # build when the sources are newer than the build, then test
  *   E2E_REBUILD=1 npx playwright test   # always build first
  *
- * The browser: Debian's /usr/bin/chromium where it exists (or PLAYWRIGHT_CHROMIUM_EXECUTABLE), else
+ * The browser (src/tooling/machine.mjs, as `npm test`'s preflight finds it): PLAYWRIGHT_CHROMIUM_EXECUTABLE
+ * when set (a path that names nothing fails at launch, not quietly), else Debian's /usr/bin/chromium, else
  * Playwright's own Chromium (`npx playwright install chromium` where downloads are possible).
  */
-const executablePath = process.env.PLAYWRIGHT_CHROMIUM_EXECUTABLE || (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
+const chromium = chromiumExecutable();
+const executablePath = chromium && 'problem' in chromium ? process.env.PLAYWRIGHT_CHROMIUM_EXECUTABLE : chromium?.path;
 
 export default defineConfig({
   testDir: './e2e/browser',

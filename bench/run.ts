@@ -11,11 +11,12 @@
  * rounds, app and floor alternating; the spread of the ratio), `--floor-check` (the floor against a bare
  * node:http handler), `scale` (10k … 10M plants: list first and deep page, create, delete, one at a time
  * and at N connections; size on disk), `--profile`, `memory` (RSS along the way and after a --soak, heap
- * by package), `cold` (npm start to the first 200), `browser` (the first admin page load in Chromium).
+ * by package), `cold` (npm start to the first 200), `browser` (the first admin page load in Chromium), and
+ * when named, `instances` (PostgreSQL: one instance against two; the shared rate-limit budget beside a baseline).
  * The figures go to stdout as markdown and to bench/results/latest.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -34,6 +35,7 @@ import { createToken, startApp, startFloor } from './lib/servers';
 import { abPhase, floorCheckPhase } from './phases/ab';
 import { browserPhase } from './phases/browser';
 import { coldPhase } from './phases/cold';
+import { instancesPhase } from './phases/instances';
 import { memoryPhase } from './phases/memory';
 import { profilePhase } from './phases/profile';
 import { scalePhase } from './phases/scale';
@@ -245,6 +247,8 @@ async function main(): Promise<number> {
     if (options.floorCheck) await floorCheckPhase(ctx);
     if (options.phases.has('scale')) await scalePhase(ctx);
     if (options.profile) await profilePhase(ctx);
+    // The private server's postmaster, whose tree's CPU is PostgreSQL's share of a request (a server of yours: not measured).
+    if (options.phases.has('instances')) await instancesPhase(ctx, postgres ? Number(readFileSync(path.join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined);
     // The rest starts servers of its own: the machine is left to them.
     await stopAll();
     if (options.phases.has('memory')) await memoryPhase(ctx);

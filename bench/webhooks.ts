@@ -28,7 +28,7 @@ import { ensureTestBuild } from '@test-support/build';
 import { startPrivatePostgres } from '@test-support/postgres';
 import { api } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
-import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
+import { OPERATOR_TOKEN, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 import { percentile } from './lib/load';
 
 const postgresql = process.env.TEST_DATABASE === 'postgresql';
@@ -82,7 +82,7 @@ function cpuSeconds(pid: number): number {
 }
 
 async function pendingDeliveries(baseUrl: string): Promise<number> {
-  const health = (await api(baseUrl).get('/api/health')).json as { webhooks: { pending: bigint } };
+  const health = (await api(baseUrl, OPERATOR_TOKEN).get('/api/health')).json as { webhooks: { pending: bigint } };
   return Number(health.webhooks.pending);
 }
 
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     // endpoint was deleted with what waited for it (the keep-up run below measures draining).
     const backlogStart = Date.now();
     for (;;) {
-      const health = (await api(server.baseUrl).get('/api/health')).json as { webhooks: { pending: bigint } };
+      const health = (await api(server.baseUrl, OPERATOR_TOKEN).get('/api/health')).json as { webhooks: { pending: bigint } };
       if (health.webhooks.pending === 0n) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

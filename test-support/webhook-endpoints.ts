@@ -3,9 +3,16 @@ import { randomBytes } from 'node:crypto';
 
 import type { ApiClient } from './http-client';
 
-/** A server whose webhooks may go to receivers on loopback (the tests' own), with a short retry schedule. */
+/** The METRICS_TOKEN of webhookEnv's servers: its holder reads the webhook queue's figures on `/api/health`. */
+export const OPERATOR_TOKEN = randomBytes(32).toString('hex');
+
+/**
+ * A server whose webhooks may go to receivers on loopback (the tests' own), with a short retry schedule, and
+ * whose queue figures OPERATOR_TOKEN reads.
+ */
 export function webhookEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
+    METRICS_TOKEN: OPERATOR_TOKEN,
     WEBHOOKS_SECRET_KEY: randomBytes(32).toString('base64'),
     WEBHOOKS_ALLOW_HTTP: '1',
     WEBHOOKS_ALLOW_PRIVATE: '1',

@@ -1,8 +1,10 @@
 /** The bench's command line. */
 import path from 'node:path';
 
-export const PHASES = ['ab', 'scale', 'memory', 'cold', 'browser'] as const;
+export const PHASES = ['ab', 'scale', 'memory', 'cold', 'browser', 'instances'] as const;
 export type Phase = (typeof PHASES)[number];
+/** What runs without --only: every phase but the PostgreSQL-only one, which is asked for by name. */
+const DEFAULT_PHASES: Phase[] = PHASES.filter((phase) => phase !== 'instances');
 export const AB_WORKLOADS = ['list', 'listFresh', 'create', 'delete', 'list304'] as const;
 export type AbWorkload = (typeof AB_WORKLOADS)[number];
 
@@ -12,7 +14,8 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
                        tooling works, its figures are not to be quoted
   --rebuild            rebuild .bench-build/ (and the baseline's build) even when current
   --skip=PHASES        leave out phases: ${PHASES.join(', ')} (comma-separated)
-  --only=PHASES        run only these phases
+  --only=PHASES        run only these phases; \`instances\` (PostgreSQL only: one instance against two, and the
+                       shared rate-limit budget beside --baseline) runs only when named here
   --workloads=LIST     A/B workloads: list, listFresh, create, delete, list304 (default all; comma-separated)
   --seconds=S          seconds per A/B measurement (default 10; --quick 2)
   --rounds=R           A/B rounds per workload (default 5; --quick 2)
@@ -98,7 +101,7 @@ export function parseOptions(argv: string[]): Options {
     for (const phase of list) if (!(PHASES as readonly string[]).includes(phase)) throw new UsageError(`--${name} takes ${PHASES.join(', ')}; not ${phase}`);
     return list as Phase[];
   };
-  const phases = new Set<Phase>(flags.has('only') ? phaseList('only') : PHASES);
+  const phases = new Set<Phase>(flags.has('only') ? phaseList('only') : DEFAULT_PHASES);
   for (const phase of phaseList('skip')) phases.delete(phase);
   const workloads = new Set<AbWorkload>(flags.has('workloads') ? (String(flags.get('workloads')).split(',').filter(Boolean) as AbWorkload[]) : AB_WORKLOADS);
   for (const workload of workloads) if (!(AB_WORKLOADS as readonly string[]).includes(workload)) throw new UsageError(`--workloads takes ${AB_WORKLOADS.join(', ')}; not ${workload}`);

@@ -265,6 +265,22 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds of a process tree so far: the process, its live descendants, and the children it has reaped (a
+ * PostgreSQL server's backends that ended meanwhile). NaN when the process is gone.
+ */
+export function treeCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime(11) stime(12) cutime(13) cstime(14).
+    const own = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+    return descendants(pid).reduce((total, child) => total + cpuSeconds(child), own);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** CPU seconds the whole machine has spent busy (all cores, from /proc/stat). */
 export function machineBusySeconds(): number {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);

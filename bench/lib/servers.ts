@@ -25,6 +25,8 @@ export function appEnv(checkout: Checkout, port: number, databaseUrl: string): R
     HOSTNAME_TO_BIND: '127.0.0.1',
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_TOKEN: BENCH_RATE_LIMIT,
+    // No balancer watches its health: a SIGTERM stops it at once.
+    SHUTDOWN_DRAIN_MS: '0',
     ...(checkout.kind === 'next' ? { NEXT_DIST_DIR: OLD_DIST_DIR } : {}),
   };
 }
@@ -59,12 +61,14 @@ export function startApp(options: {
   databaseUrl: string;
   nodeFlags?: string[];
   ipc?: boolean;
+  /** Settings beside the bench's (appEnv), which they override. */
+  env?: Record<string, string>;
 }): Server {
   return startProcess({
     name: options.name,
     command: process.execPath,
     args: [...(options.nodeFlags ?? []), ...appArgs(options.checkout)],
-    env: appEnv(options.checkout, options.port, options.databaseUrl),
+    env: { ...appEnv(options.checkout, options.port, options.databaseUrl), ...options.env },
     port: options.port,
     cwd: options.checkout.dir,
     ipc: options.ipc,

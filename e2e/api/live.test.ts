@@ -14,6 +14,7 @@ import type { AppRouter } from '@/server/app-router';
 import { checkedClient, expectStatus, plantBody } from '@test-support/api-fixture';
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { type RunningServer, startServer } from '@test-support/server-process';
+import { until } from '@test-support/waiting';
 
 let database: TestDatabase;
 let first: RunningServer;
@@ -66,13 +67,6 @@ function listen(server: RunningServer, token: string, lastEventId?: string) {
   return { events, errors, ready, stop: () => subscription.unsubscribe() };
 }
 
-const until = async (check: () => boolean, what: string, ms = 5_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
 
 describe('the live feed across two instances', () => {
   it('brings a REST create, rename and delete made on one instance to a stream on the other within a second', async () => {

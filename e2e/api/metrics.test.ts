@@ -87,6 +87,15 @@ describe('GET /api/metrics', () => {
     expect((await api(server.baseUrl, METRICS_TOKEN).request('POST', '/api/metrics')).status).toBe(405);
   });
 
+  it("shows /api/health's webhook figures to the METRICS_TOKEN holder only: anonymous callers and API tokens see status and database", async () => {
+    const anonymous = await server.rawClient(null).get('/api/health');
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.json).toEqual({ status: 'ok', database: 'ok' });
+    expect((await server.rawClient(server.adminToken).get('/api/health')).json).toEqual({ status: 'ok', database: 'ok' });
+    const operator = await api(server.baseUrl, METRICS_TOKEN).get('/api/health');
+    expect(operator.json).toEqual({ status: 'ok', database: 'ok', webhooks: { pending: 0n, failing: 0n, failed: 0n } });
+  });
+
   it('is Prometheus text with the documented families, and a request moves its own counter by one', async () => {
     const { samples, text } = await scrape();
     const families = new Set(samples.map((sample) => sample.name.replace(/_(bucket|sum|count)$/, '')));

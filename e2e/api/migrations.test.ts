@@ -9,26 +9,28 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PrismaClient } from '@/generated/prisma-postgresql/client';
 import { postgresConnection } from '@/server/db/database-url';
 import { applyMigrationsInProcesses } from '@test-support/migrations-in-parallel';
 
-import { engineLayouts } from '@/server/db/engines';
+import { engineLayouts, externalTablesFor } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { PRISMA_ADVISORY_LOCK_ID } from '@/server/db/migration-history';
 import { committedMigrations, startSchemaEngine } from '@/tooling/schema-engine';
 import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
 
-const { migrationsDir, externalTables } = engineLayouts[testEngine];
+const { migrationsDir } = engineLayouts[testEngine];
 const committed = fs
   .readdirSync(migrationsDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
-// The tables no Prisma schema can declare (the name search's FTS5 tables on SQLite) are left to the migrations.
-const filters = { externalTables, externalEnums: [] };
+// The tables no Prisma schema can declare (the name search's FTS5 tables on SQLite, the shared rate-limit budget
+// on PostgreSQL) are left to the migrations.
+const filtersFor = (databaseUrl: string) => ({ externalTables: externalTablesFor(databaseUrl), externalEnums: [] });
 const silent = () => {};
 
 const databases: TestDatabase[] = [];
@@ -65,7 +67,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
       const diagnosis = await engine.diagnoseMigrationHistory({
         migrationsList: committedMigrations(database.url),
         optInToShadowDatabase: false,
-        filters,
+        filters: filtersFor(database.url),
       });
       expect(diagnosis).toEqual({ hasMigrationsTable: true, history: null, failedMigrationNames: [], editedMigrationNames: [] });
     } finally {
@@ -85,7 +87,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
         to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
         script: true,
         exitCode: true,
-        filters,
+        filters: filtersFor(database.url),
       });
       expect(stdout?.trim() ?? '', 'the SQL a new migration would need').toMatch(/^(-- This is an empty migration\.)?$/);
       expect(exitCode).toBe(0);
@@ -98,7 +100,7 @@ describe(`the runner and Prisma's schema engine (${testEngine})`, () => {
     const byPrisma = await emptyDatabase();
     const { engine, close } = await startSchemaEngine(byPrisma.url);
     try {
-      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters });
+      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: committedMigrations(byPrisma.url), filters: filtersFor(byPrisma.url) });
       expect(appliedMigrationNames).toEqual(committed);
     } finally {
       await close();
@@ -268,18 +270,53 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
     const url = `${database.url}?schema=plant_store`;
     expect((await applyMigrations({ databaseUrl: url, log: silent })).applied).toEqual(committed);
     const inSchema = await database.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'plant_store' ORDER BY table_name");
-    expect(inSchema.map((row) => row.table_name)).toEqual(['ApiToken', 'IdempotencyKey', 'Plant', 'PlantChange', 'PlantImport', 'PlantImportRow', 'PlantListVersion', 'PlantTombstone', 'User', 'WebhookDelivery', 'WebhookEndpoint', '_prisma_migrations']);
+    expect(inSchema.map((row) => row.table_name)).toEqual([
+      'AccessVersion',
+      'ApiToken',
+      'IdempotencyKey',
+      'Plant',
+      'PlantChange',
+      'PlantImport',
+      'PlantImportRow',
+      'PlantListVersion',
+      'PlantTombstone',
+      'RateBudget',
+      'SharedKey',
+      'User',
+      'WebhookDelivery',
+      'WebhookEndpoint',
+      '_prisma_migrations',
+    ]);
     expect(await database.tables(), 'nothing in public').toEqual([]);
 
     const { connectionString, schema } = postgresConnection(url);
     const prisma = new PrismaClient({ adapter: new PrismaPg(connectionString, { schema }) });
+    // The triggers announce their schema (src/server/db/signals.ts hears only its own).
+    const listener = new pg.Client({ connectionString });
+    const heard: string[] = [];
+    await listener.connect();
+    listener.on('notification', ({ channel, payload }) => heard.push(`${channel} ${payload}`));
+    await listener.query('LISTEN plant_store_plants');
+    await listener.query('LISTEN plant_store_access');
     try {
       const owner = await prisma.user.create({ data: { name: 'ada' } });
       for (const id of [9223372036854775807n, -9223372036854775808n]) await prisma.plant.create({ data: { id, name: 'Fern', ownerId: owner.id } });
       const ids = (await prisma.plant.findMany({ orderBy: { id: 'asc' } })).map((plant) => plant.id);
       expect(ids).toEqual([-9223372036854775808n, 9223372036854775807n]);
+      await prisma.user.update({ where: { id: owner.id }, data: { role: 'admin' } });
+      await listener.query('SELECT 1');
+      // The plants' payload names the owners whose list versions moved.
+      expect([...new Set(heard)].sort()).toEqual(['plant_store_access plant_store', `plant_store_plants plant_store ${owner.id}`]);
+      // A statement that changes 2,000 owners' plants would name more than a payload holds (8,000 bytes, past
+      // which pg_notify fails the writing transaction): it says `*`, every owner.
+      heard.length = 0;
+      await listener.query('SET search_path TO plant_store');
+      await listener.query(`INSERT INTO "User" (name) SELECT 'many ' || i FROM generate_series(1, 2000) AS i`);
+      await listener.query(`INSERT INTO "Plant" (id, name, "nameFolded", "ownerId") SELECT u.id + 1000, 'Fern', 'fern', u.id FROM "User" u WHERE u.name LIKE 'many %'`);
+      expect(heard).toEqual(['plant_store_plants plant_store *']);
     } finally {
       await prisma.$disconnect();
+      await listener.end();
     }
   });
 });

@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { nextLink, plantBody } from '@test-support/api-fixture';
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
-import { api, describeExchange } from '@test-support/http-client';
+import { api, describeExchange, rawRequest } from '@test-support/http-client';
 import { type RunningServer, startServer } from '@test-support/server-process';
+import { errorCatalog } from '@/shared/errors';
 
 const KEEP_ALIVE_LOOPS = 16;
 const NEW_CONNECTION_LOOPS = 16;
@@ -132,8 +133,8 @@ let database: TestDatabase | undefined;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  // The rate limit is off: this is about the drain, at full speed.
-  const server = await startServer({ database, env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+  // The rate limit is off: this is about the drain, at full speed. No drain window: the SIGTERM stops accepting at once.
+  const server = await startServer({ database, env: { RATE_LIMIT_PER_TOKEN: 'off', SHUTDOWN_DRAIN_MS: '0' } });
   running = server;
   const { baseUrl, adminToken } = server;
   const exit = server.exit.then((result) => ({ ...result, at: Date.now() }));
@@ -291,3 +292,53 @@ describe('SIGTERM with requests in flight', () => {
     }
   });
 });
+
+describe('SIGTERM with a drain window (SHUTDOWN_DRAIN_MS)', () => {
+  const WINDOW_MS = 2_000;
+
+  it('answers /api/health 503 (draining) and still serves every request, each closing its connection; then stops accepting and exits 0', async () => {
+    const server = await startServer({ env: { SHUTDOWN_DRAIN_MS: String(WINDOW_MS), RATE_LIMIT_PER_TOKEN: 'off' } });
+    try {
+      const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const list = () => rawRequest(server.baseUrl, { method: 'GET', path: '/api/plants', headers: { Authorization: `Bearer ${server.adminToken}` }, agent: keepAlive });
+      // A kept-alive connection before the SIGTERM stays open after its answer.
+      expect((await list()).headers.get('connection')).toBe('keep-alive');
+      // An open live feed: it has no end of its own, so the shutdown ends it once the window is over.
+      const feed = await fetch(`${server.baseUrl}/api/trpc/plants.changes`, { headers: { authorization: `Bearer ${server.adminToken}`, accept: 'text/event-stream' } });
+      expect(feed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const feedEnded = feed.text().then(
+        () => Date.now(),
+        () => Date.now(),
+      );
+      const termAt = Date.now();
+      server.kill('SIGTERM');
+      await eventuallyTrue(async () => (await rawRequest(server.baseUrl, { method: 'GET', path: '/api/health' })).status === 503, 5_000);
+      const health = await rawRequest(server.baseUrl, { method: 'GET', path: '/api/health' });
+      expect({ status: health.status, json: health.json }).toEqual({ status: 503, json: { error: BigInt(errorCatalog.draining.value), message: 'this instance is shutting down: send new requests to another one' } });
+      // Still serving, on the connection it had and on new ones, and each answer closes its connection.
+      for (const answer of [await list(), await list(), await rawRequest(server.baseUrl, { method: 'GET', path: '/api/plants', headers: { Authorization: `Bearer ${server.adminToken}` } })]) {
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('connection')).toBe('close');
+      }
+      const exit = await server.exit;
+      expect(exit).toEqual({ code: 0, signal: null });
+      const exitedAfter = Date.now() - termAt;
+      expect(exitedAfter).toBeGreaterThanOrEqual(WINDOW_MS);
+      // The feed ended when the window did, not when the 10 s for requests in flight ran out.
+      expect((await feedEnded) - termAt).toBeLessThan(WINDOW_MS + 5_000);
+      expect(exitedAfter).toBeLessThan(WINDOW_MS + 5_000);
+      await expect(rawRequest(server.baseUrl, { method: 'GET', path: '/api/health' })).rejects.toThrow(/ECONNREFUSED/);
+      keepAlive.destroy();
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+async function eventuallyTrue(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -12,7 +12,7 @@ import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 
 import { expectError, expectStatus, idSource, plantBody, setupServer } from '@test-support/api-fixture';
 import { rawExchange, rawRequest } from '@test-support/http-client';
-import { eventually, plantIdOf, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
+import { eventually, OPERATOR_TOKEN, plantIdOf, registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 
 const server = setupServer({ env: webhookEnv() });
 const nextId = idSource(90_000n);
@@ -33,7 +33,7 @@ const deliveriesOf = async (endpointId: number, query = '') => {
   return response.json as { id: bigint; type: string; status: string; attempts: bigint; lastStatus: bigint | null; lastError: string | null; lastResponse: string | null; nextAttemptAt: string | null }[];
 };
 
-const health = async () => (await server.anonymous.get('/api/health', { authorization: null })).json.webhooks as { pending: bigint; failing: bigint; failed: bigint };
+const health = async () => (await server.anonymous.get('/api/health', { authorization: `Bearer ${OPERATOR_TOKEN}` })).json.webhooks as { pending: bigint; failing: bigint; failed: bigint };
 
 describe('webhook endpoints over REST', () => {
   it('are managed by admins: register (secret shown once), list, change, test, delete; members get 403', async () => {

@@ -1,7 +1,7 @@
 import { cliToken, expect, plantRow, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 
 test.describe('live, sessions and the address', () => {
-  test('what REST clients change shows within a second: a changed or deleted row is marked where it is, a new plant is counted', async ({ page, rest, baseURL }) => {
+  test('what REST clients change shows within a second: a changed or deleted row is marked where it is, a new plant is placed', async ({ page, rest, baseURL }) => {
     const name = uniqueName('live');
     const token = await cliToken(name);
     const base = uniqueId();
@@ -13,7 +13,8 @@ test.describe('live, sessions and the address', () => {
 
     const sentAt = Date.now();
     await rest.mustCreatePlant(token, { id: base + 9n, name: 'Live 9, made by a program' });
-    await expect(page.locator('.live-banner')).toContainText('1 plant was added, changed or deleted elsewhere');
+    // The page has room for it: it belongs on this page.
+    await expect(page.getByTestId('live-news')).toHaveText('1 new plant belongs here.');
     expect(Date.now() - sentAt).toBeLessThan(3_000);
     // Renamed to sort last: it is marked in place, not moved.
     const renamed = await fetch(`${baseURL}/api/plants/${base}`, {
@@ -29,7 +30,7 @@ test.describe('live, sessions and the address', () => {
     await expect(plantRow(page, base + 1n).locator('.live-mark')).toHaveText('deleted elsewhere');
     await expect(plantRow(page, base + 1n).getByRole('button', { name: /^Delete plant/ })).toHaveAttribute('aria-disabled', 'true');
     // Refresh takes it all in.
-    await page.locator('.live-banner').getByRole('button', { name: 'Refresh' }).click();
+    await page.locator('.live-line').getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => shownIds(page)).toEqual([base + 2n, base + 9n, base].map(String));
     await expect(page.locator('.live-mark')).toHaveCount(0);
   });

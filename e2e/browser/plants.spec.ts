@@ -256,6 +256,66 @@ test.describe('plants', () => {
     await expect.poll(() => shownIds(page)).toEqual([ids[0], ids[2], ids[3]].map(String));
   });
 
+  test('a save refused for a plant deleted elsewhere says so in the name cell, never in the actions column', async ({ page, rest }) => {
+    const name = uniqueName('gone');
+    const token = await cliToken(name);
+    const id = uniqueId();
+    await rest.mustCreatePlant(token, { id, name: 'Soon gone', tag: 'a' });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await signIn(page, token, name);
+    await plantRow(page, id).getByRole('button', { name: /^Edit plant/ }).click();
+    const input = page.getByRole('textbox', { name: 'Name', exact: true });
+    await input.fill('Renamed too late');
+    expect((await rest.deletePlant(token, id)).status).toBe(204);
+    await input.press('Enter');
+    const row = plantRow(page, id);
+    const refusal = row.getByRole('alert');
+    await expect(refusal).toHaveText(`Not saved: plant ${id} was deleted elsewhere. Cancel (Escape) to close the row.`);
+    await expect(row.locator('td.cell-actions .field__error')).toHaveCount(0);
+    // The actions keep their one line: the row is as tall as the name cell's field and message.
+    const actions = await row.locator('td.cell-actions .row-actions').boundingBox();
+    expect(actions!.height).toBeLessThan(40);
+    await expect(input).toHaveValue('Renamed too late');
+    await input.press('Escape');
+    await expect(row.getByRole('alert')).toHaveCount(0);
+  });
+
+  test('Undo is one key away wherever the cursor is (Ctrl+Z), and its notice stays while the keyboard is on it', async ({ page, rest }) => {
+    const name = uniqueName('undoer');
+    const token = await cliToken(name);
+    const base = uniqueId();
+    for (const index of [0n, 1n]) await rest.mustCreatePlant(token, { id: base + index, name: `Undo ${index}` });
+    await signIn(page, token, name);
+    await expect(range(page)).toHaveText('1–2 of 2');
+    // By keyboard: the row's delete button, the dialog's confirm.
+    await plantRow(page, base).locator('[data-grid-target="name"]').focus();
+    await page.keyboard.press('End');
+    await expect(page.locator(':focus')).toHaveAttribute('data-grid-target', 'delete');
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Delete plant' }).press('Enter');
+    await expect(plantRow(page, base)).toHaveCount(0);
+    const notice = page.locator('.toast').filter({ hasText: 'Deleted plant' });
+    await expect(notice.getByRole('button', { name: 'Undo' })).toHaveAttribute('aria-keyshortcuts', 'Control+Z Meta+Z');
+    // No Tab through the page: the key does it from where the cursor is.
+    await page.keyboard.press('Control+z');
+    await expect(page.locator('.toast').filter({ hasText: /^Put back plant “Undo 0”/ })).toBeVisible();
+    await expect(plantRow(page, base)).toBeVisible();
+
+    // A notice the keyboard is in stays past its 8 s, though the pointer came and went.
+    await plantRow(page, base + 1n).getByRole('button', { name: /^Delete plant/ }).click();
+    await dialog.getByRole('button', { name: 'Delete plant' }).click();
+    const second = page.locator('.toast').filter({ hasText: 'Deleted plant “Undo 1”' });
+    await second.hover();
+    await second.getByRole('button', { name: 'Undo' }).focus();
+    await page.mouse.move(0, 0);
+    await page.waitForTimeout(9_000);
+    await expect(second).toBeVisible();
+    await expect(second.getByRole('button', { name: 'Undo' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(plantRow(page, base + 1n)).toBeVisible();
+  });
+
   test('deleting the only plant of the last page shows the page before it, not an empty page', async ({ page, rest }) => {
     const name = uniqueName('lastpage');
     const token = await cliToken(name);

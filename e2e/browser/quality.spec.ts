@@ -1,6 +1,9 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
 import type { Page } from '@playwright/test';
 
-import { addPlant, cliToken, expect, plantForm, plantRow, range, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
+import { addPlant, cliToken, expect, plantForm, plantRow, range, SCREENS_DIR, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 import { expectWithinWidth, seriousViolations } from '@test-support/browser-checks';
 
 /** Records CSP violations from the page itself, and console messages about them. */
@@ -17,7 +20,54 @@ async function watchCsp(page: Page): Promise<{ console: string[]; violations: ()
   return { console: consoleMessages, violations: () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp) };
 }
 
+/** The window as it is (not the whole page): what a screenshot in the docs shows, at `50-<state>-<width>-<theme>.png`. */
+async function windowShot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENS_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENS_DIR, `${name}.png`) });
+}
+
 test.describe('quality', () => {
+  test('the new states are axe clean in light and dark, shot at 375, 1024 and 1920: news of a change elsewhere with the sort menu, the token form and role dialog', async ({
+    page,
+    rest,
+    adminToken,
+  }) => {
+    const owner = uniqueName('states');
+    const token = await cliToken(owner);
+    const base = uniqueId();
+    await Promise.all(Array.from({ length: 12 }, (_, index) => rest.mustCreatePlant(token, { id: base + BigInt(index), name: `State ${String(index).padStart(2, '0')}`, tag: index % 2 ? 'shade' : 'sun' })));
+    await page.setViewportSize({ width: 375, height: 800 });
+    await signIn(page, adminToken, 'admin', `/plants?owner=${owner}&size=10&sort=created&dir=desc`);
+    await expect(range(page)).toHaveText('1–10 of 12');
+    await expect(page.getByTestId('live')).toHaveAttribute('data-state', 'on');
+    await rest.mustCreatePlant(token, { id: base + 100n, name: 'State, added elsewhere' });
+    await expect(page.getByTestId('live-news')).toHaveText(/belongs here/);
+    const states = async (view: string) => {
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        expect(await seriousViolations(page), `${view}, ${scheme}`).toEqual([]);
+        for (const width of [375, 1024, 1920]) {
+          await page.setViewportSize({ width, height: 800 });
+          await expect(page.locator('main table')).toHaveAttribute('data-fit-width', /^[1-9]/);
+          await windowShot(page, `50-${view}-${width}-${scheme}`);
+        }
+        await page.setViewportSize({ width: 375, height: 800 });
+      }
+      await page.emulateMedia({ colorScheme: 'light' });
+    };
+    await expect(page.getByRole('combobox', { name: 'Sort' })).toHaveValue('created desc');
+    await states('plants-news');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API tokens' }).click();
+    await page.getByLabel('Expires after (days)').fill('0');
+    await page.getByLabel('Expires after (days)').blur();
+    await expect(page.locator('#token-expiry-error')).toBeVisible();
+    await states('tokens-expiry');
+    await page.locator('tr[data-token-id]').first().getByRole('button', { name: /^Make a/ }).click();
+    expect(await seriousViolations(page, ['dialog[open]']), 'role dialog').toEqual([]);
+    await page.keyboard.press('Escape');
+  });
+
   test('no serious or critical accessibility violations in any view, light and dark', async ({ page, adminToken, rest }) => {
     await page.goto('/');
     await expect(page.getByLabel('API token')).toBeVisible();

@@ -77,6 +77,44 @@ test.describe('API tokens (admins)', () => {
     await expect(explained).toBeVisible();
   });
 
+  test('a token made to expire in 7 days says until when; its user made an admin, then a member again, on every door', async ({ page, adminToken, baseURL, shot }) => {
+    await signIn(page, adminToken, 'admin', '/tokens');
+    const name = uniqueName('expiring');
+    await page.getByLabel('User name').fill(name);
+    const expiry = page.getByLabel('Expires after (days)');
+    await expiry.fill('0');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await expect(page.locator('#token-expiry-error')).toHaveText('Expiry is at least 1 day.');
+    await expect(expiry).toBeFocused();
+    await expiry.fill('7');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const issued = page.getByRole('region', { name: `New token for ${name} (member)` });
+    await expect(issued).toContainText('It works until');
+    const token = await issued.getByLabel('The new token').inputValue();
+    const row = page.locator('tr[data-token-id]', { hasText: name });
+    const expires = await row.locator('td[data-label="Expires"] time').getAttribute('datetime');
+    const days = (Date.parse(expires!) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.9);
+    expect(days).toBeLessThan(7.01);
+
+    // Webhooks are for admins: the door says so before and after each change.
+    const webhooks = async () => (await fetch(`${baseURL}/api/webhooks/endpoints`, { headers: { authorization: `Bearer ${token}` } })).status;
+    expect(await webhooks()).toBe(403);
+    await row.getByRole('button', { name: new RegExp(`^Make an admin: ${name}`) }).click();
+    const promote = page.getByRole('dialog', { name: `Make ${name} an admin?` });
+    await expect(promote).toContainText('every token of');
+    await shot(page, 'token-role-change');
+    await promote.getByRole('button', { name: 'Make an admin' }).click();
+    await expect(page.getByRole('status').filter({ hasText: `${name} is an admin now` })).toBeVisible();
+    await expect(row.locator('.badge--admin')).toBeVisible();
+    expect(await webhooks()).toBe(200);
+    await row.getByRole('button', { name: new RegExp(`^Make a member: ${name}`) }).click();
+    await page.getByRole('dialog', { name: `Make ${name} a member?` }).getByRole('button', { name: 'Make a member' }).click();
+    await expect(page.getByRole('status').filter({ hasText: `${name} is a member now` })).toBeVisible();
+    await expect(row.locator('.badge--member')).toBeVisible();
+    expect(await webhooks()).toBe(403);
+  });
+
   test('user names are checked before sending', async ({ page, adminToken }) => {
     await signIn(page, adminToken, 'admin', '/tokens');
     const userName = page.getByLabel('User name');

@@ -311,6 +311,91 @@ test.describe('webhooks (admins)', () => {
     }
   });
 
+  test('a held queue: “after #N”; retry all, discard, retry the failed; row actions fit, 375–1920 px', async ({ page, adminToken, rest, baseURL, shot }) => {
+    const first = uniqueId();
+    let failing = true;
+    receiver.answer((request) => (failing && eventOf(request).plantId === first.toString() ? { status: 500, body: 'down' } : { status: 200 }));
+    const endpoint = await registerEndpoint(baseURL!, adminToken, receiver.url, ['plant.created']);
+    try {
+      await rest.mustCreatePlant(adminToken, { id: first, name: 'Head of the queue' });
+      const held = [1n, 2n, 3n].map((step) => first + step);
+      for (const id of held) await rest.mustCreatePlant(adminToken, { id, name: `Held ${id}` });
+      const headId = await deliveryIdOf(baseURL!, adminToken, endpoint.id, first, 'plant.created');
+      // Disabled: nothing new is queued or sent, so the queue holds what it holds while the test looks.
+      const disabled = await fetch(`${baseURL}/api/webhooks/endpoints/${endpoint.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: '{"enabled":false}',
+      });
+      expect(disabled.status).toBe(200);
+      // Each page pinned to a row of this test: other files' events may lie between them.
+      const lastHeldId = await deliveryIdOf(baseURL!, adminToken, endpoint.id, held.at(-1)!, 'plant.created');
+      await signIn(page, adminToken, 'admin', pinnedLog(endpoint.id, lastHeldId));
+      await expect(deliveryRow(page, held.at(-1)!).locator('td[data-label="Next try"]')).toHaveText(`after #${headId}`);
+      for (const id of held) if ((await deliveryRow(page, id).count()) > 0) await expect(deliveryRow(page, id).locator('td[data-label="Next try"]')).toHaveText(`after #${headId}`);
+
+      for (const width of [1280, 375, 1024, 1920]) {
+        await page.setViewportSize({ width, height: 900 });
+        await expect(page.locator('table.deliveries-table')).toHaveAttribute('data-fit-width', /^[1-9]/);
+        // Each row's buttons lie inside their cell: nothing cut off by it.
+        const spills = await page.locator('tr[data-delivery-id] button').evaluateAll((buttons) =>
+          buttons
+            .filter((button) => {
+              const box = button.getBoundingClientRect();
+              const cell = button.closest('td')!.getBoundingClientRect();
+              return box.left < cell.left - 0.5 || box.right > cell.right + 0.5;
+            })
+            .map((button) => `${button.getAttribute('aria-label') ?? button.textContent}: ${JSON.stringify(button.getBoundingClientRect())} in ${JSON.stringify(button.closest('td')!.getBoundingClientRect())}`),
+        );
+        expect(spills, `buttons cut off at ${width} px`).toEqual([]);
+        await expectWithinWidth(page.locator('.backlog__actions').getByRole('button'), width);
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await shot(page, `50-webhook-queue-${width}-${scheme}`);
+        }
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.goto(pinnedLog(endpoint.id, headId));
+      await expect(deliveryRow(page, first).locator('td[data-label="Next try"]')).toHaveText(/^(due now|\D*\d.*)$/);
+
+      const counts = page.getByTestId('delivery-counts');
+      const waiting = Number(await counts.locator('dd').first().textContent());
+      expect(waiting).toBeGreaterThanOrEqual(4);
+      await page.getByRole('button', { name: `Retry all ${waiting} waiting now` }).click();
+      await expect(page.getByRole('status').filter({ hasText: `${waiting} deliveries waiting for this endpoint are due now` })).toBeVisible();
+
+      await page.getByRole('button', { name: `Discard ${waiting} waiting` }).click();
+      const confirm = page.getByRole('dialog', { name: `Discard ${waiting} waiting deliveries?` });
+      await confirm.getByRole('button', { name: 'Discard' }).click();
+      await expect(page.getByRole('status').filter({ hasText: `Discarded ${waiting} deliveries` })).toBeVisible();
+      await expect(counts.locator('dd').first()).toHaveText('0');
+      await expect(deliveryRow(page, first)).toHaveAttribute('data-state', 'failed');
+      await expect(deliveryRow(page, first)).toContainText('discarded by an admin, not sent');
+      // The button went with the waiting deliveries: the cursor is on the queue's heading, not on <body>.
+      await expect(page.getByRole('heading', { name: 'Queue' })).toBeFocused();
+      expect(await seriousViolations(page, ['.backlog', '.deliveries-table'])).toEqual([]);
+
+      // Enabled again, the receiver working: the failed ones, retried all at once, are delivered in order.
+      failing = false;
+      const enabled = await fetch(`${baseURL}/api/webhooks/endpoints/${endpoint.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: '{"enabled":true}',
+      });
+      expect(enabled.status).toBe(200);
+      await page.getByRole('button', { name: /^Retry all \d+ failed$/ }).click();
+      await expect(page.getByRole('status').filter({ hasText: /given up (is|are) waiting again/ })).toBeVisible();
+      await expect(deliveryRow(page, first)).toHaveAttribute('data-state', 'delivered', { timeout: 20_000 });
+      const ours = [first, ...held].map(String);
+      const received = () => receiver.received.filter((request) => request.body && ours.includes(eventOf(request).plantId ?? '')).map((request) => eventOf(request).plantId);
+      // After the head's failed attempts, each once, in order.
+      await expect.poll(() => received().slice(-4), { timeout: 20_000 }).toEqual(ours);
+    } finally {
+      await deleteEndpoint(baseURL!, adminToken, endpoint.id);
+    }
+  });
+
   test('refusals: the form’s own checks, the SSRF guard’s by the URL field, and webhooks switched off as a notice', async ({ page, adminToken, shot }) => {
     await signIn(page, adminToken, 'admin', '/webhooks');
     await page.locator('.view-head').getByRole('button', { name: 'Add endpoint' }).click();

@@ -22,7 +22,9 @@ import type { ReactNode } from 'react';
 
 import { AppShell } from '@/ui/AppShell';
 
-export const metadata: Metadata = { title: 'Plant Store', description: 'The plant catalogue and its API tokens' };
+// public/ holds the files served at fixed addresses: the web manifest linked here, favicon.ico (what browsers ask
+// for on their own) and robots.txt. The icon the pages link is icon.svg beside this file (Next.js adds the link).
+export const metadata: Metadata = { title: 'Plant Store', description: 'The plant catalogue and its API tokens', manifest: '/manifest.webmanifest' };
 export const viewport: Viewport = {
   width: 'device-width',
   initialScale: 1,

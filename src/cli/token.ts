@@ -14,6 +14,7 @@ import { openDatabase } from '@/server/db/client';
 import { DatabaseUnavailableError } from '@/server/db/unavailable';
 // No token cache here (it stays off unless configured): a one-shot command verifies no token twice.
 import { issueToken, listTokens, revokeToken } from '@/server/tokens/service';
+import { TOKEN_EXPIRY_DAYS_MAX, tokenExpiryDaysSchema } from '@/shared/users';
 
 const USAGE = `usage:
   token create --user <name> [--role admin|member] [--expires-in-days <n>]
@@ -38,7 +39,9 @@ async function main(argv: string[]): Promise<void> {
     const role = values.role;
     if (role !== undefined && role !== 'admin' && role !== 'member') throw new UsageError('--role is admin or member');
     const days = values['expires-in-days'];
-    if (days !== undefined && !/^[1-9]\d{0,4}$/.test(days)) throw new UsageError('--expires-in-days is a whole number of days');
+    if (days !== undefined && !(/^\d{1,9}$/.test(days) && tokenExpiryDaysSchema.safeParse(Number(days)).success)) {
+      throw new UsageError(`--expires-in-days is a whole number of days, 1 to ${TOKEN_EXPIRY_DAYS_MAX}`);
+    }
     const expiresAt = days === undefined ? undefined : new Date(Date.now() + Number(days) * 86_400_000);
     const issued = await issueToken({ userName, role, expiresAt });
     console.log(

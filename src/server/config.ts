@@ -117,6 +117,9 @@ const otlpEndpoint = z
   .optional()
   .refine((value) => value === undefined || isHttpUrl(value), { message: 'is the http:// or https:// address of an OTLP/HTTP receiver, e.g. http://collector:4318' });
 
+/** How long a streamed answer's client may take nothing before it is cut off (http/stalled-stream.ts). */
+export const DEFAULT_STREAM_STALL_TIMEOUT_MS = 30_000;
+
 const environmentSchema = z.object({
   PORT: wholeNumber(3000, { max: 65535 }),
   HOSTNAME_TO_BIND: z.string().trim().min(1).default('0.0.0.0'),
@@ -138,6 +141,7 @@ const environmentSchema = z.object({
     ),
   DATABASE_POOL_SIZE: wholeNumber(10, { min: 1, max: 1000 }),
   AUTH_CACHE_TTL_MS: wholeNumber(5000, { max: 3_600_000 }),
+  STREAM_STALL_TIMEOUT_MS: wholeNumber(DEFAULT_STREAM_STALL_TIMEOUT_MS, { min: 1_000, max: 3_600_000 }),
   PUBLIC_URL: z
     .string()
     .trim()
@@ -168,6 +172,7 @@ const environmentSchema = z.object({
     .default('full')
     .pipe(z.enum(['full', 'normal'], { message: 'is full or normal' })),
   MAX_CONNECTIONS: wholeNumber(10_000, { min: 1, max: 1_000_000 }),
+  SHUTDOWN_DRAIN_MS: wholeNumber(5_000, { max: 600_000 }),
   MAX_CONNECTIONS_PER_ADDRESS: wholeNumber(256, { min: 1, max: 1_000_000 }),
   WEBHOOKS_SECRET_KEY: secretKey,
   WEBHOOKS_ALLOW_HTTP: flag('webhook URLs may be http:// to a loopback address'),

@@ -1,14 +1,15 @@
 /**
  * The server (`npm start` runs the bundle of this file): configuration → database (migrations, then the
  * client) → first admin → the one node:http server. `--dev` serves the pages from Next.js's development server instead
- * of the static export. SIGTERM and SIGINT stop accepting connections, let the requests in flight finish,
- * then exit.
+ * of the static export. SIGTERM reports the instance not ready for SHUTDOWN_DRAIN_MS while still serving, then
+ * (like SIGINT at once) stops accepting connections, lets the requests in flight finish, and exits.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 
 import { config, ConfigError } from './config';
+import { databaseEngine } from './db/database-url';
 import { keepHeapSmall } from './heap';
 
 const dev = process.argv.includes('--dev');
@@ -78,7 +79,21 @@ async function main(): Promise<void> {
   // A promise a library forgot to handle is logged, not allowed to take every request down with it.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 
-  const [{ createFront }, { startHttpServer }, { appRouter }, { startWebhookWorker }, { configureWebhookService }, { webhookCounts }, { startIdempotencySweep }, { startDeliveryRetention }, { keepPlantListVersions }, { startImportWork }] = await Promise.all([
+  const [
+    { createFront },
+    { startHttpServer },
+    { appRouter },
+    { startWebhookWorker },
+    { configureWebhookService },
+    { webhookCounts },
+    { startIdempotencySweep },
+    { startDeliveryRetention },
+    { keepPlantListVersions },
+    { startDatabaseSignals },
+    { watchAccess },
+    { startChangeLogCleanup },
+    { startImportWork },
+  ] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
@@ -88,10 +103,19 @@ async function main(): Promise<void> {
     import('./idempotency/store'),
     import('./webhooks/retention'),
     import('./plants/versions'),
+    import('./db/signals'),
+    import('./tokens/held-access'),
+    import('./plants/live/log-cleanup'),
     import('./plants/import/work'),
   ]);
-  // Conditional lists' versions kept in the process where the engine allows it (plants/versions.ts).
+  // What other processes and instances commit, heard as it commits (db/signals.ts): what decides access reaches
+  // the token cache and the open streams at once (tokens/held-access.ts), and the list versions are kept.
+  const access = watchAccess(logger);
+  const signals = await startDatabaseSignals(settings.DATABASE_URL, logger);
+  // Conditional lists' versions kept in the process where every commit is heard (plants/versions.ts).
   const listVersions = keepPlantListVersions(settings.DATABASE_URL);
+  // On PostgreSQL the instances share each token's rate-limit budget (and each address group's), in the database.
+  const rateBudget = databaseEngine(settings.DATABASE_URL) === 'postgresql' ? await import('./db/rate-budget') : undefined;
   // One key and one target policy, for the endpoints' rows and for the sender alike.
   const webhookSettings = { key: settings.WEBHOOKS_SECRET_KEY, policy: { allowHttp: settings.WEBHOOKS_ALLOW_HTTP, allowPrivate: settings.WEBHOOKS_ALLOW_PRIVATE } };
   configureWebhookService(webhookSettings);
@@ -100,6 +124,8 @@ async function main(): Promise<void> {
   // Neither metrics nor traces: the front runs without an observer at all.
   const observer = metrics || tracing ? (await import('./http/observability/front-observer')).createFrontObserver({ router: appRouter, metrics }) : undefined;
   if (tracing) logger.info({ exporters: tracing.exporters }, 'traces are on (OpenTelemetry)');
+  // Set by SIGTERM: the drain window, in which /api/health answers 503 while requests are still served.
+  let draining = false;
   const pages = dev
     ? await (await import('./http/pages-dev')).startDevPages(projectRoot)
     : (await import('./http/pages')).loadStaticPages(path.join(path.dirname(fileURLToPath(import.meta.url)), 'pages'), logger);
@@ -109,10 +135,12 @@ async function main(): Promise<void> {
     log: logger,
     observer,
     requestLog: requestLogger,
+    sharedBudget: rateBudget?.sharedRateBudget,
     checkHealth: async () => {
       await db.$queryRaw`SELECT 1`;
-      return { webhooks: await webhookCounts() };
     },
+    operatorHealth: async () => ({ webhooks: await webhookCounts() }),
+    isDraining: () => draining,
     pages,
   });
   const server = await startHttpServer(front, {
@@ -130,6 +158,8 @@ async function main(): Promise<void> {
     startIdempotencySweep({ onError: (error) => logger.error({ err: error }, 'sweeping expired idempotency keys failed') }),
     startDeliveryRetention({ onError: (error) => logger.error({ err: error }, 'sweeping old webhook deliveries failed') }),
     await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
+    rateBudget?.startRateBudgetSweep({ onError: (error) => logger.warn({ err: error }, 'sweeping full rate-limit budgets failed') }),
+    startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") }),
     startImportWork({ onError: (error) => logger.error({ err: error }, 'applying or sweeping a CSV import failed') }),
   ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
@@ -145,17 +175,39 @@ async function main(): Promise<void> {
       })
     : null;
   if (!webhooks) logger.info({}, 'webhooks are off: WEBHOOKS_SECRET_KEY is not set');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, async () => {
-      console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
-      await Promise.all([server.close(), webhooks?.stop(), ...backgroundJobs.map((job) => job?.stop())]);
-      listVersions.stop();
-      await db.$disconnect();
-      // What is still batched goes to the collector before the process ends.
-      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));
-      process.exit(0);
-    });
-  }
+  // SIGTERM (an orchestrator, a deploy): first the drain window, SHUTDOWN_DRAIN_MS, so that the load balancer's
+  // health checks see 503 and stop sending here while every request still gets its answer; then stop. SIGINT
+  // (Ctrl-C) skips the window; a second signal ends the window early, a third does not wait for anything.
+  let endWindow: (() => void) | undefined;
+  let closing = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (closing) {
+      console.log(`${signal}: stopping without waiting for the requests in flight`);
+      process.exit(1);
+    }
+    if (draining) return endWindow?.();
+    draining = true;
+    const windowMs = signal === 'SIGTERM' ? settings.SHUTDOWN_DRAIN_MS : 0;
+    if (windowMs > 0) {
+      console.log(`${signal}: /api/health answers 503 (draining) for ${windowMs} ms; requests are still served, each on a connection that closes after its answer`);
+      server.closeAfterEachAnswer();
+      await new Promise<void>((resolve) => {
+        endWindow = resolve;
+        setTimeout(resolve, windowMs);
+      });
+    }
+    closing = true;
+    console.log(`${signal}: finishing the requests in flight (and webhook deliveries), then stopping`);
+    await Promise.all([server.close(), webhooks?.stop(), ...backgroundJobs.map((job) => job?.stop())]);
+    listVersions.stop();
+    access.stop();
+    await signals.stop();
+    await db.$disconnect();
+    // What is still batched goes to the collector before the process ends.
+    await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'sending the last traces failed'));
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, (received) => void stop(received));
 }
 
 main().catch((error: unknown) => {

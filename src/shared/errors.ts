@@ -141,6 +141,11 @@ export const errorCatalog = {
   },
   unavailable: { value: 50300, status: 503, meaning: 'The database cannot be reached (`/api/health` only).' },
   webhooksNotConfigured: { value: 50301, status: 503, meaning: 'Webhooks are off on this server: `WEBHOOKS_SECRET_KEY` is not set.' },
+  draining: {
+    value: 50302,
+    status: 503,
+    meaning: 'This instance is shutting down (`/api/health` only): it still answers requests for `SHUTDOWN_DRAIN_MS`, while a load balancer sends new ones elsewhere.',
+  },
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;
 
 export type ErrorKind = keyof typeof errorCatalog;

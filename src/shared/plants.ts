@@ -360,9 +360,19 @@ export const tagSuggestionsInput = z.strictObject({
   owner: plantFilters.owner,
 });
 
-/** The live feed: `lastEventId` (tRPC's, from the SSE stream) resumes after a dropped connection. */
+/**
+ * The live feed: `lastEventId` (tRPC's, from the SSE stream) resumes after a dropped connection. An event's id is
+ * `c` and 22 base64url characters (opaque: server/plants/live/event-ids.ts); a number of up to 10 digits is an
+ * id of the form before, which the feed answers with a resync. Anything else is refused here, before it reaches
+ * the database.
+ */
 export const plantChangesInput = z
-  .strictObject({ lastEventId: z.string().max(40).regex(/^\d+$/, { error: 'lastEventId is a position in the feed' }).nullish() })
+  .strictObject({
+    lastEventId: z
+      .string()
+      .regex(/^(?:c[A-Za-z0-9_-]{22}|\d{1,10})$/, { error: 'lastEventId is the id of the last event the feed sent (c and 22 letters, digits, - or _)' })
+      .nullish(),
+  })
   .optional();
 
 /** CSV export of the table's view (both doors): the filters and the sort, every matching plant. */

@@ -82,6 +82,24 @@ export const listDeliveriesInput = z.object({
 
 export const deliveryIdParam = z.object({ id: idFromPath('id', 'The id of the delivery') });
 
+/** Deliveries one call of the queue's bulk actions (retry all, discard) changes at most; the page goes on from `nextAfter`. */
+export const DELIVERY_BATCH_MAX = 500;
+/** The words a discarded delivery's last error says: it was given up by a person, not by the retry schedule. */
+export const DISCARDED_ERROR = 'discarded by an admin, not sent';
+
+/**
+ * The queue's bulk actions (tRPC only): retry every delivery in a state (pending: due now; failed: waiting again),
+ * or discard the waiting ones (marked failed, not sent), the oldest first, at most DELIVERY_BATCH_MAX a call,
+ * after `after` (the `nextAfter` of the call before).
+ */
+export const queueBatchInput = z.strictObject({
+  id: idFromPath('id', 'The id of the webhook endpoint'),
+  after: z.int().min(0).max(INT32_MAX).optional(),
+});
+export const retryAllInput = queueBatchInput.extend({ state: z.enum(['pending', 'failed'], { error: 'state is pending or failed' }) });
+export const queueBatchOutput = z.object({ done: z.int().nonnegative(), nextAfter: z.int().nullable() });
+export type QueueBatch = z.infer<typeof queueBatchOutput>;
+
 const isoTime = z.string().max(ISO_TIME_MAX_LENGTH).meta({ format: 'date-time' });
 
 /** The URL as stored: the WHATWG parser's writing of it, which the SSRF guard keeps within the input's limit. */

@@ -12,14 +12,14 @@ import path from 'node:path';
 
 import { databaseEngine, DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
-import { engineLayouts } from '@/server/db/engines';
+import { engineLayouts, externalTablesFor } from '@/server/db/engines';
 import { latestNameFoldSql, nameFoldSql } from './name-fold-sql';
 import { latestWebhookOutboxMigration, webhookOutboxSql, webhookPayloadMembers, writesDeclaredFields } from './plant-event-sql';
 import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine } from './schema-engine';
 
 const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 const engine = databaseEngine(databaseUrl);
-const { schemaPath, migrationsDir, provider, externalTables } = engineLayouts[engine];
+const { schemaPath, migrationsDir, provider } = engineLayouts[engine];
 
 /** The migration folder name Prisma would use: `migrate dev --name` slugifies with `_` and caps at 200 characters. */
 function migrationSlug(name: string): string {
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }] },
     script: true,
     exitCode: true,
-    filters: { externalTables, externalEnums: [] },
+    filters: { externalTables: externalTablesFor(databaseUrl), externalEnums: [] },
   });
   await close();
 

@@ -5,11 +5,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createStudioGuard, STUDIO_CSP, studioArguments, studioEnvironment } from './studio';
+import { DEFAULT_DATABASE_URL } from '@/server/db/database-url';
+
+import { createStudioGuard, STUDIO_CSP, studioArguments, studioEnvironment, studioReadyMessage } from './studio';
+import { prismaCliDatabaseUrl, prismaCommand, readOnlyPostgresUrl } from './studio-access';
 
 describe('what Prisma Studio is started with', () => {
   let dir: string;
@@ -25,10 +27,19 @@ describe('what Prisma Studio is started with', () => {
     expect(env).toMatchObject({ CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1', BROWSER: 'none', DATABASE_URL: 'file:./data/plants.db', PATH: '/usr/bin' });
   });
 
-  it('gives Studio the absolute file:/// URL of the file the app opens, on an internal port, without a browser', () => {
-    const absolute = pathToFileURL(path.join(dir, 'data', 'plants.db')).href;
+  it('lets Studio write only when --write asks, not because STUDIO_WRITE=1 was left in the shell', () => {
+    expect(studioEnvironment({ STUDIO_WRITE: '1' }).STUDIO_WRITE).toBeUndefined();
+    expect(studioEnvironment({}, { write: true }).STUDIO_WRITE).toBe('1');
+  });
+
+  it('says whether Studio reads only or writes, and what a write can do to 64-bit ids', () => {
+    expect(studioReadyMessage(5555, { write: false })).toMatch(/^Prisma Studio is running at http:\/\/127\.0\.0\.1:5555\/, read-only: .*npm run studio -- --write.*docs\/commands\.md, "Prisma Studio"/);
+    expect(studioReadyMessage(5555, { write: true })).toMatch(/can WRITE\. On SQLite it shows ids beyond 2\^53 rounded, and an edit or a delete of such a row changes the plant whose id is the rounded number/);
+  });
+
+  it('starts Studio on an internal port, without a browser, and with no URL in argv (prisma.config.ts gives it the database)', () => {
     for (const databaseUrl of ['file:./data/plants.db', 'file:data/plants.db', `file:${path.join(dir, 'data', 'plants.db')}`, `file://${path.join(dir, 'data', 'plants.db')}`]) {
-      expect(studioArguments({ databaseUrl, internalPort: 40001, cwd: dir })).toEqual(['studio', '--browser', 'none', '--port', '40001', '--url', absolute]);
+      expect(studioArguments({ databaseUrl, internalPort: 40001, cwd: dir })).toEqual(['studio', '--browser', 'none', '--port', '40001']);
     }
   });
 
@@ -38,6 +49,28 @@ describe('what Prisma Studio is started with', () => {
     );
     expect(() => studioArguments({ databaseUrl: 'file:./data', internalPort: 40001, cwd: dir })).toThrow('there is no database at');
     expect(fs.existsSync(path.join(dir, 'data', 'typo.db'))).toBe(false);
+  });
+
+  it('gives Prisma\'s CLI the absolute file:// URL of the file the app opens, for each of the app\'s SQLite forms', () => {
+    const file = path.join(dir, 'data', 'plants.db');
+    expect(prismaCliDatabaseUrl(DEFAULT_DATABASE_URL, dir)).toBe(`file://${file}`);
+    for (const databaseUrl of ['file:data/plants.db', `file:${file}`, `file://${file}`]) expect(prismaCliDatabaseUrl(databaseUrl, dir)).toBe(`file://${file}`);
+    // Unencoded: Studio strips `file:` and hands the rest to path.resolve, which would keep a %20.
+    expect(prismaCliDatabaseUrl('file:./my plants.db', dir)).toBe(`file://${path.join(dir, 'my plants.db')}`);
+    expect(prismaCliDatabaseUrl('postgresql://u:p@db/plants?schema=s', dir)).toBe('postgresql://u:p@db/plants?schema=s');
+  });
+
+  it("knows the CLI's command past its options, so only Studio is made read-only", () => {
+    expect(prismaCommand(['node', 'prisma', 'studio', '--port', '5555'])).toBe('studio');
+    expect(prismaCommand(['node', 'prisma', '--config', 'studio.ts', 'generate'])).toBe('generate');
+    expect(prismaCommand(['node', 'prisma'])).toBeUndefined();
+  });
+
+  it('makes a PostgreSQL session read-only from its start, keeping the options the URL had', () => {
+    const options = (url: string) => new URL(url).searchParams.get('options');
+    expect(options(readOnlyPostgresUrl('postgresql://u:p@db:5432/plants?schema=s'))).toBe('-c default_transaction_read_only=on');
+    expect(options(readOnlyPostgresUrl('postgresql://u:p@db/plants?options=-c%20search_path%3Dx'))).toBe('-c search_path=x -c default_transaction_read_only=on');
+    expect(new URL(readOnlyPostgresUrl('postgresql://u:p@db:5432/plants?schema=s')).searchParams.get('schema')).toBe('s');
   });
 
   it('never puts a PostgreSQL URL, and so its password, in argv (prisma.config.ts reads DATABASE_URL)', () => {

@@ -33,3 +33,21 @@ export function asSentence(message: string): string {
   const capitalised = text[0]!.toUpperCase() + text.slice(1);
   return /[.!?]$/.test(capitalised) ? capitalised : `${capitalised}.`;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `call`; when the server answers 429 (the token's bucket is short: a bulk change of many calls) it waits the
+ * seconds the message names ("… in N s") and calls again, up to `attempts` times.
+ */
+export async function waitingOutRateLimit<T>(call: () => Promise<T>, attempts = 30): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const problem = problemOf(error);
+      if (problem.status !== 429 || attempt >= attempts) throw error;
+      await sleep(1000 * Number(/in (\d+) s/.exec(problem.message)?.[1] ?? 1));
+    }
+  }
+}

@@ -1,6 +1,6 @@
 /**
  * Runs one adapter's round trip in plain Node, as the generated client runs in a user's program:
- * `tsx run.mts <openapi-fetch|hey-api|orval> <token>` in the folder generated-clients.test.ts fills.
+ * `npx tsx run.mts <openapi-fetch|hey-api|orval> <token>` in a folder generated-clients.test.ts made as docs/api.md says.
  */
 const [client, token] = process.argv.slice(2);
 const { run } = (await import(`./${client}.client.ts`)) as { run: (token: string) => Promise<void> };

@@ -201,19 +201,18 @@ function timeStatements<T extends Queryable & { startTransaction?: (isolationLev
   return connection;
 }
 
-type ConnectingPool = { on: (event: 'connect', listener: (client: { query: (sql: string) => Promise<unknown> }) => void) => void };
-
 /**
  * Each statement of the API reads a few index entries: no parallel workers and no JIT compiling for them. Both
  * start from the planner's cost, which is high when its estimate is (a name search's pair of characters it has
  * no statistics of is 0.5 % of the store): at 10 M plants they added 10–50 ms to a search that reads 0.02 ms
- * (docs/performance.md, "Round four: search on PostgreSQL"). Set on each new connection, before its first
- * statement (pg runs a client's queries in order), not as startup `options`: those would replace the
- * operator's PGOPTIONS, and PgBouncer and other poolers refuse startup options they do not know. Should the
- * server refuse the SET, the connection serves as it is: the settings only save time.
+ * (docs/performance.md, "Round four: search on PostgreSQL"). Set on each new connection before the pool hands
+ * it out (pg-pool's `onConnect`, which it awaits), so its first statement waits for the SET instead of being
+ * queued behind it on a busy client (pg deprecates that, and pg 9 refuses it). Not as startup `options`: those
+ * would replace the operator's PGOPTIONS, and PgBouncer and other poolers refuse startup options they do not
+ * know. Should the server refuse the SET, the connection serves as it is: the settings only save time.
  */
-function withoutParallelWorkersOrJit(client: { query: (sql: string) => Promise<unknown> }): void {
-  client.query('SET jit = off; SET max_parallel_workers_per_gather = 0').catch(() => {});
+async function withoutParallelWorkersOrJit(client: { query: (sql: string) => Promise<unknown> }): Promise<void> {
+  await client.query('SET jit = off; SET max_parallel_workers_per_gather = 0').catch(() => {});
 }
 
 function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, METRICS }: DatabaseSettings) {
@@ -226,6 +225,7 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
         max: DATABASE_POOL_SIZE,
         connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
         application_name: 'plant-store',
+        onConnect: withoutParallelWorkersOrJit,
       },
       { schema, statementNameGenerator: statementName },
     );
@@ -233,9 +233,8 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
     adapter.connect = async () => {
       const connection = await connect();
       // The adapter's `client` is its pg.Pool, which opens no connection before its first query.
-      const pool = (connection as unknown as { client: PoolFigures & ConnectingPool }).client;
-      pool.on('connect', withoutParallelWorkersOrJit);
       if (!metrics) return connection;
+      const pool = (connection as unknown as { client: PoolFigures }).client;
       watchDatabasePool(pool, DATABASE_POOL_SIZE);
       return timeStatements(connection as unknown as Queryable) as unknown as typeof connection;
     };

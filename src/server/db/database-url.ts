@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 /**
  * Which engine a DATABASE_URL selects: `file:` is SQLite (the embedded default), `postgresql://` or
  * `postgres://` is PostgreSQL. Shared by the app, the migration runner and the token command, so all
@@ -13,6 +15,17 @@ export function databaseEngine(databaseUrl: string): DatabaseEngine {
   // Never echo the URL: it may carry a password.
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(databaseUrl)?.[0] ?? '(none)';
   throw new Error(`DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL); its scheme is ${scheme}`);
+}
+
+/**
+ * The file the app's adapter opens for this URL: `@prisma/adapter-better-sqlite3` strips `file:` and hands the rest
+ * to SQLite, so `file:./x.db` is relative to the working directory and `file:/abs` and `file:///abs` are absolute.
+ */
+export function databaseFilePath(databaseUrl: string, cwd = process.cwd()): string {
+  if (!databaseUrl.startsWith('file:')) {
+    throw new Error(`DATABASE_URL must be a SQLite file: URL, got "${databaseUrl}"`);
+  }
+  return path.resolve(cwd, databaseUrl.slice('file:'.length));
 }
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { projectRoot } from '../paths';
 
-import type { DatabaseEngine } from './database-url';
+import { type DatabaseEngine, databaseEngine, postgresConnection } from './database-url';
 
 const prismaDir = path.join(projectRoot, 'prisma');
 
@@ -19,7 +19,8 @@ export type EngineLayout = {
    * name search's FTS5 table and the tables FTS5 keeps its index in (migration *_plant_name_search), and the
    * fts5vocab table that reads its terms (migration *_plant_name_search_two_characters), none of which a schema
    * can declare; and the name fold's table, the database's own copy of code (src/tooling/name-fold-sql.ts), which
-   * no client reads and Prisma Studio had better not offer to edit (PostgreSQL folds without a table).
+   * no client reads and Prisma Studio had better not offer to edit (PostgreSQL folds without a table). On
+   * PostgreSQL: the rate-limit budgets the instances share, an UNLOGGED table (migration *_shared_rate_budget).
    */
   externalTables: string[];
 };
@@ -39,6 +40,18 @@ export const engineLayouts: Record<DatabaseEngine, EngineLayout> = {
     schemaPath: path.join(prismaDir, 'postgresql', 'schema.prisma'),
     migrationsDir: path.join(prismaDir, 'postgresql', 'migrations'),
     provider: 'postgresql',
-    externalTables: [],
+    externalTables: ['RateBudget'],
   },
 };
+
+/**
+ * The external tables as the schema engine takes them for a database: PostgreSQL's qualified with the schema
+ * the URL names (`?schema=`, else public), as Prisma requires where a database has schemas.
+ */
+export function externalTablesFor(databaseUrl: string): string[] {
+  const engine = databaseEngine(databaseUrl);
+  const { externalTables } = engineLayouts[engine];
+  if (engine === 'sqlite') return externalTables;
+  const schema = postgresConnection(databaseUrl).schema ?? 'public';
+  return externalTables.map((table) => `${schema}.${table}`);
+}

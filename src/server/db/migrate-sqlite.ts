@@ -6,12 +6,15 @@ import path from 'node:path';
 
 import Database from 'better-sqlite3';
 
+import { databaseFilePath } from './database-url';
 import {
   assertHistoryContinuable,
   isApplied,
   type MigrationFile,
   type MigrationRecord,
 } from './migration-history';
+
+export { databaseFilePath };
 
 /** A second runner waits this long for the first to finish its migration instead of failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 60_000;
@@ -28,17 +31,6 @@ const CREATE_MIGRATIONS_TABLE = `CREATE TABLE "_prisma_migrations" (
     "applied_steps_count"   INTEGER UNSIGNED NOT NULL DEFAULT 0
 );
 `;
-
-/**
- * The file the app's adapter opens for this URL: `@prisma/adapter-better-sqlite3` strips `file:` and hands the rest
- * to SQLite, so `file:./x.db` is relative to the working directory and `file:/abs` and `file:///abs` are absolute.
- */
-export function databaseFilePath(databaseUrl: string): string {
-  if (!databaseUrl.startsWith('file:')) {
-    throw new Error(`DATABASE_URL must be a SQLite file: URL, got "${databaseUrl}"`);
-  }
-  return path.resolve(databaseUrl.slice('file:'.length));
-}
 
 function hasTable(db: Database.Database, name: string): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;

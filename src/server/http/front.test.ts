@@ -300,4 +300,30 @@ describe('the shared guards', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
+
+  it("shows the operator's figures to the METRICS_TOKEN holder only, never to an anonymous caller", async () => {
+    const token = 'o'.repeat(40);
+    const at = await serve({ config: { METRICS_TOKEN: token }, operatorHealth: async () => ({ webhooks: { pending: 3, failing: 1, failed: 2 } }) });
+    expect(await (await fetch(`${at}/api/health`)).json()).toEqual({ status: 'ok', database: 'ok' });
+    expect(await (await fetch(`${at}/api/health`, { headers: { authorization: `Bearer ${token}x` } })).json()).toEqual({ status: 'ok', database: 'ok' });
+    expect(await (await fetch(`${at}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json()).toEqual({
+      status: 'ok',
+      database: 'ok',
+      webhooks: { pending: 3, failing: 1, failed: 2 },
+    });
+    // Without METRICS_TOKEN nobody holds it.
+    const closed = await serve({ operatorHealth: async () => ({ webhooks: { pending: 3, failing: 1, failed: 2 } }) });
+    expect(await (await fetch(`${closed}/api/health`, { headers: { authorization: 'Bearer ' } })).json()).toEqual({ status: 'ok', database: 'ok' });
+  });
+
+  it('answers health 503 (draining) once a shutdown began, and every other request as before', async () => {
+    let draining = false;
+    const at = await serve({ isDraining: () => draining });
+    expect((await fetch(`${at}/api/health`)).status).toBe(200);
+    draining = true;
+    const health = await fetch(`${at}/api/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ error: errorCatalog.draining.value, message: 'this instance is shutting down: send new requests to another one' });
+    expect((await fetch(`${at}/api/openapi.json`)).status).toBe(200);
+  });
 });

@@ -3,14 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { AnyTRPCRouter } from '@trpc/server';
 
-import type { Config } from '@/server/config';
+import { type Config, DEFAULT_STREAM_STALL_TIMEOUT_MS } from '@/server/config';
 import type { Logger } from '@/server/log';
 import type { FrontObserver } from './observability/front-observer';
-import { createMetricsRoute, METRICS_PATH } from './observability/metrics-route';
+import { createMetricsRoute, METRICS_PATH, metricsTokenCheck } from './observability/metrics-route';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 
 import { DOCS_BASE_PATH, serveDocs } from './docs-door';
-import { createAuthGuard } from './guards/auth';
+import { type AuthGuardOptions, createAuthGuard } from './guards/auth';
 import { createClientAddresses } from './guards/client-address';
 import { createWorkQueue } from './guards/work-queue';
 import { logWhenAnswered } from './guards/request-log';
@@ -28,15 +28,21 @@ import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
 export type FrontOptions = {
   config: Pick<Config, 'RATE_LIMIT_PER_TOKEN' | 'RATE_LIMIT_AUTH_FAILURES' | 'TRUST_PROXY' | 'CORS_ALLOWED_ORIGINS' | 'PUBLIC_URL'> &
-    Partial<Pick<Config, 'METRICS' | 'METRICS_TOKEN'>>;
+    Partial<Pick<Config, 'METRICS' | 'METRICS_TOKEN' | 'STREAM_STALL_TIMEOUT_MS'>>;
   /** Request metrics and traces (src/server/observability); none in the front's own tests. */
   observer?: FrontObserver;
   router: AnyTRPCRouter;
   log: Logger;
   /** Where each request's line goes (log.ts's `requestLogger`); `log` when not given. */
   requestLog?: Logger;
-  /** Resolves when the database answers, with figures to add to `GET /api/health`'s answer. */
-  checkHealth: () => Promise<Record<string, unknown> | void>;
+  /** The rate-limit budgets every instance shares (PostgreSQL); without it each limit is this process's. */
+  sharedBudget?: AuthGuardOptions['sharedBudget'];
+  /** Resolves when the database answers. */
+  checkHealth: () => Promise<void>;
+  /** Figures `GET /api/health` adds for the holder of METRICS_TOKEN (the webhook queue), and for nobody else. */
+  operatorHealth?: () => Promise<Record<string, unknown>>;
+  /** True once a shutdown began: `GET /api/health` answers 503 (draining) while requests are still served. */
+  isDraining?: () => boolean;
   pages: PagesDoor;
 };
 
@@ -71,30 +77,41 @@ const under = (pathname: string, base: string) => pathname === base || pathname.
  * fault is logged under the request id, never a crash.
  */
 export function createFront(options: FrontOptions) {
-  const { config, router, log, checkHealth, pages } = options;
+  const { config, router, log, checkHealth, operatorHealth, isDraining, pages } = options;
+  const stallMs = config.STREAM_STALL_TIMEOUT_MS ?? DEFAULT_STREAM_STALL_TIMEOUT_MS;
   const requestLog = options.requestLog ?? log;
-  const authenticate = createAuthGuard({ perToken: config.RATE_LIMIT_PER_TOKEN, authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES });
+  const authenticate = createAuthGuard({
+    perToken: config.RATE_LIMIT_PER_TOKEN,
+    authFailuresPerAddress: config.RATE_LIMIT_AUTH_FAILURES,
+    sharedBudget: options.sharedBudget,
+    log,
+  });
   // One queue for every door: the calls being worked on at once, server-wide.
   const waitForTurn = createWorkQueue();
   const answerRest = createRestChain({ router, authenticate, waitForTurn, publicUrl: config.PUBLIC_URL, cors: config.CORS_ALLOWED_ORIGINS });
-  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log });
+  const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log, stallMs });
   const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
-  const serveExport = createExportRoute({ authenticate });
+  const serveExport = createExportRoute({ authenticate, stallMs });
   const serveMetrics = config.METRICS === 'off' ? undefined : createMetricsRoute(config.METRICS_TOKEN);
+  const isOperator = config.METRICS === 'off' || config.METRICS_TOKEN === undefined ? () => false : metricsTokenCheck(config.METRICS_TOKEN);
   const observer = options.observer;
 
   let openApiJson: string | undefined;
   /** Answered by the front itself, without a token. */
-  const serviceRoutes = new Map<string, () => Promise<Reply>>([
+  const serviceRoutes = new Map<string, (request: FrontRequest) => Promise<Reply>>([
     [
       `${API_BASE_PATH}/health`,
-      async () => {
-        const figures = await checkHealth().then(
-          (more) => more ?? {},
-          () => null,
+      // What a load balancer asks: whether to send requests here. Anonymous callers learn that and no more; the
+      // webhook queue's figures are the METRICS_TOKEN holder's (and /api/metrics's).
+      async (request) => {
+        if (isDraining?.()) throw refuse('draining', 'this instance is shutting down: send new requests to another one');
+        const reachable = await checkHealth().then(
+          () => true,
+          () => false,
         );
-        if (!figures) throw refuse('unavailable', 'the database cannot be reached');
+        if (!reachable) throw refuse('unavailable', 'the database cannot be reached');
+        const figures = operatorHealth && isOperator(request) ? await operatorHealth().catch(() => ({})) : {};
         return jsonReply(200, JSON.stringify({ status: 'ok', database: 'ok', ...figures }));
       },
     ],
@@ -108,9 +125,9 @@ export function createFront(options: FrontOptions) {
     ],
   ]);
 
-  async function serveService(request: FrontRequest, answer: () => Promise<Reply>): Promise<Reply> {
+  async function serveService(request: FrontRequest, answer: (request: FrontRequest) => Promise<Reply>): Promise<Reply> {
     request.trace.door = 'service';
-    if (request.method === 'GET' || request.method === 'HEAD') return answer();
+    if (request.method === 'GET' || request.method === 'HEAD') return answer(request);
     const allow = { Allow: 'GET, HEAD, OPTIONS' };
     if (request.method === 'OPTIONS') return jsonReply(204, null, allow);
     throw refuse('methodNotAllowed', `${request.method} is not allowed on ${request.url.pathname}; use GET, HEAD`, allow);

@@ -231,7 +231,7 @@ export function createMcpDoor(options: {
     }
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
-    authenticate.chargeForBody(auth, body.byteLength);
+    await authenticate.chargeForBody(auth, body.byteLength);
     // Parsing and the tool call are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
     let message: Record<string, unknown>;

@@ -10,6 +10,7 @@ import { withoutTrailingSlashes } from '@/shared/text';
 
 import type { FrontRequest } from './request';
 import { type Reply, writeReply } from './reply';
+import { noneMatch } from './rest/conditional';
 
 const TYPES = new Map([
   ['.html', 'text/html; charset=utf-8'],
@@ -17,13 +18,14 @@ const TYPES = new Map([
   ['.css', 'text/css; charset=utf-8'],
   ['.txt', 'text/plain; charset=utf-8'],
   ['.json', 'application/json'],
+  ['.webmanifest', 'application/manifest+json'],
   ['.svg', 'image/svg+xml'],
   ['.png', 'image/png'],
   ['.ico', 'image/x-icon'],
   ['.woff2', 'font/woff2'],
 ]);
 
-type Page = { status: number; headers: Record<string, string>; body: Buffer };
+type Page = { status: number; headers: Record<string, string>; body: Buffer; notModified?: Reply };
 
 /** The SHA-256 of each inline script of a page, for its CSP: Next.js writes a few (its bootstrap and the RSC payload). */
 export function inlineScriptHashes(html: string): string[] {
@@ -44,10 +46,12 @@ function* filesUnder(folder: string, prefix = ''): Generator<string> {
 }
 
 /**
- * The admin page as `next build` exported it: every file read once at start and served from memory, by
- * path (a Map, so no path is ever a property lookup). `x.html` answers `/x`; hashed build files are
- * cached for good; each HTML file carries a CSP that allows exactly its own inline scripts, computed here
- * from the very bytes served.
+ * The admin page as `next build` exported it, with public/ (favicon.ico, robots.txt, manifest.webmanifest) copied
+ * in by the build: every file read once at start and served from memory, by path (a Map, so no path is ever a
+ * property lookup). `x.html` answers `/x`; hashed build files are cached for good; the others, at addresses
+ * that stay the same from build to build, are revalidated on every use (`no-cache`) against their strong ETag, a
+ * hash of their bytes, and answered 304 when they have not changed. Each HTML file carries a CSP that allows
+ * exactly its own inline scripts, computed here from the very bytes served.
  */
 export type PagesDoor = (request: FrontRequest, response: ServerResponse) => Promise<void>;
 
@@ -67,15 +71,21 @@ export function loadStaticPages(folder: string, log: Logger): PagesDoor {
     const body = readFileSync(path.join(folder, file));
     const extension = path.extname(file);
     const headers: Record<string, string> = { 'Content-Type': TYPES.get(extension) ?? 'application/octet-stream' };
-    if (extension === '.html') {
-      Object.assign(headers, pageHeaders(inlineScriptHashes(body.toString('utf8'))), { 'Cache-Control': 'no-cache' });
-    } else {
-      Object.assign(headers, pageHeaders([]), {
-        'Cache-Control': file.startsWith('_next/static/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-      });
+    const immutable = file.startsWith('_next/static/');
+    Object.assign(headers, pageHeaders(extension === '.html' ? inlineScriptHashes(body.toString('utf8')) : []), {
+      'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    });
+    let notModified: Reply | undefined;
+    if (!immutable) {
+      headers.ETag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+      notModified = { status: 304, headers: { ...headers }, body: null };
+      delete notModified.headers['Content-Type'];
     }
-    const page = { status: 200, headers, body };
-    if (file === '404.html') notFound = { ...page, status: 404 };
+    const page = { status: 200, headers, body, notModified };
+    if (file === '404.html') {
+      const { ETag: _etag, ...notFoundHeaders } = headers;
+      notFound = { status: 404, headers: notFoundHeaders, body };
+    }
     if (file === 'index.html') pages.set('/', page);
     else if (extension === '.html') pages.set(`/${file.slice(0, -'.html'.length)}`, page);
     pages.set(`/${file}`, page);
@@ -88,7 +98,8 @@ export function loadStaticPages(folder: string, log: Logger): PagesDoor {
       return { status: 405, headers, body: `${request.method} is not allowed here; use GET or HEAD\n` };
     }
     const pathname = request.url.pathname.length > 1 ? withoutTrailingSlashes(request.url.pathname) : '/';
-    return pages.get(pathname) ?? missing;
+    const page = pages.get(pathname) ?? missing;
+    return page.notModified && page.status === 200 && noneMatch(request.raw, page.headers.ETag!) ? page.notModified : page;
   }
 
   return async function servePage(request, response) {

@@ -61,11 +61,23 @@ export type HttpServerOptions = {
   log: Logger;
 };
 
-export type RunningServer = { server: Server; close: () => Promise<void> };
+export type RunningServer = {
+  server: Server;
+  /**
+   * From now on every answer says `Connection: close`, and the connection closes once it is written: a client
+   * learns from the answer itself that the connection is going, so none sends a request on a connection the
+   * server is closing. Still accepting (the drain window of a shutdown: main.ts).
+   */
+  closeAfterEachAnswer: () => void;
+  /** Stops accepting connections, closes the idle ones, and waits for the requests in flight to be answered. */
+  close: () => Promise<void>;
+};
 
 /**
- * The node:http server under the front: connection limits and a shutdown that lets requests in flight
- * finish (SIGTERM: stop accepting, answer what was accepted with `Connection: close`, then close).
+ * The node:http server under the front: connection limits and a shutdown in two steps. First every answer
+ * closes its connection while the server still accepts (`closeAfterEachAnswer`), so a load balancer that
+ * stops sending finds no kept-alive connection it could send on at the moment it closes; then `close`: stop
+ * accepting, close the idle connections, answer what was accepted with `Connection: close`, then close.
  */
 export async function startHttpServer(
   handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
@@ -152,11 +164,21 @@ export async function startHttpServer(
 
   return {
     server,
-    /** Stops accepting connections and waits for the requests in flight to be answered. */
+    closeAfterEachAnswer: () => {
+      draining = true;
+      // An answer already under way (a stream) keeps its connection, which is idle once it ends and closed with
+      // the idle ones by `close`, after the window, when no balancer sends to this instance any more.
+      for (const response of unanswered.keys()) if (!response.headersSent) response.setHeader('Connection', 'close');
+    },
     close: () =>
       new Promise<void>((resolve) => {
         draining = true;
-        for (const [response, request] of unanswered) closeAfterAnswer(request, response);
+        for (const [response, request] of unanswered) {
+          // A stream of events (the live feed) has no end to wait for: it ends now, and its client reconnects,
+          // through a balancer to another instance, from the last event it read.
+          if (String(response.getHeader('content-type')).startsWith('text/event-stream')) request.socket.destroy();
+          else closeAfterAnswer(request, response);
+        }
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();

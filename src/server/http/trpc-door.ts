@@ -5,6 +5,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 
 import { authFailure } from '@/server/auth/auth-state';
+import { holdStream } from '@/server/auth/held-streams';
 import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
@@ -17,12 +18,19 @@ import { refuseDeepJson } from './guards/json-depth';
 import type { WaitForTurn } from './guards/work-queue';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from './request';
 import { Refusal, refuse } from './reply';
+import { cutOffWhenStalled } from './stalled-stream';
 import { checkContentType } from './rest/content-type';
 
 export const TRPC_BASE_PATH = '/api/trpc';
 const ALLOW = 'GET, HEAD, POST';
 
 const JSON_TYPES = ['application/json'];
+
+/**
+ * A subscription whose token no longer allows it ends itself, with the token's 401 where it can (plants/live/
+ * feed.ts); one whose client does not read cannot be told, and its connection is cut this long after.
+ */
+const ENDED_STREAM_GRACE_MS = 250;
 
 /**
  * The admin page's door: tRPC's own node:http adapter on the same router, behind the same guards as REST
@@ -33,8 +41,8 @@ const JSON_TYPES = ['application/json'];
  * worked on. Every procedure on this door needs a
  * token, so a request without a valid one is refused before a byte of its body is read, as on REST.
  */
-export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; log: Logger }) {
-  const { router, authenticate, waitForTurn, log } = options;
+export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: Authenticate; waitForTurn: WaitForTurn; log: Logger; stallMs: number }) {
+  const { router, authenticate, waitForTurn, log, stallMs } = options;
   const config = router._def._config;
 
   /** `path` as the adapter would name it (without one, superjson would write `undefined` into the answer's meta). */
@@ -85,7 +93,7 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
       if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
       const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
-      if (bytes) authenticate.chargeForBody(auth, bytes.byteLength);
+      if (bytes) await authenticate.chargeForBody(auth, bytes.byteLength);
       const body = bytes && decodeUtf8(bytes);
       // Before tRPC parses the input and superjson walks it.
       if (body !== undefined) refuseDeepJson(body, 'the body');
@@ -98,19 +106,40 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       log.error({ requestId: request.id, err: error }, 'request failed');
       return writeRefusal(response, refuse('internal', `${INTERNAL_ERROR_MESSAGE} (request id ${request.id})`), encodedPath);
     }
-    await nodeHTTPRequestHandler({
-      router,
-      req: request.raw,
-      res: response,
-      path: encodedPath,
-      createContext: () => context,
-      maxBatchSize: BATCH_MAX_CALLS,
-      maxBodySize: BODY_LIMIT_BYTES,
-      // A call refused by its charge (a bulk delete past the bucket) says when to come back.
-      responseMeta: () => ({ headers: context.responseHints.headers ?? {} }),
-      onError: ({ error, path }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');
-      },
-    });
+    // A stream held open with this token ends when the token's access does (auth/held-streams.ts).
+    const procedure = (router._def.procedures as Record<string, { _def?: { type?: string } } | undefined>)[encodedPath];
+    const subscription = request.method === 'GET' && procedure?._def?.type === 'subscription';
+    // A feed whose client stops reading is cut off (its place among the feeds is the token's share).
+    if (subscription) cutOffWhenStalled(response, stallMs);
+    const release =
+      context.auth.status === 'signedIn' && subscription
+        ? holdStream({
+            tokenId: context.auth.tokenId,
+            actor: context.auth.actor,
+            end: () => {
+              setTimeout(() => {
+                if (!response.writableEnded) response.destroy();
+              }, ENDED_STREAM_GRACE_MS).unref();
+            },
+          })
+        : undefined;
+    try {
+      await nodeHTTPRequestHandler({
+        router,
+        req: request.raw,
+        res: response,
+        path: encodedPath,
+        createContext: () => context,
+        maxBatchSize: BATCH_MAX_CALLS,
+        maxBodySize: BODY_LIMIT_BYTES,
+        // A call refused by its charge (a bulk delete past the bucket) says when to come back.
+        responseMeta: () => ({ headers: context.responseHints.headers ?? {} }),
+        onError: ({ error, path }) => {
+          if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ requestId: request.id, procedure: path, err: error.cause ?? error }, 'request failed');
+        },
+      });
+    } finally {
+      release?.();
+    }
   };
 }

@@ -76,6 +76,13 @@ export const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+export const sharedBudgetCalls = new Counter({
+  name: 'plantstore_rate_budget_calls_total',
+  help: 'Calls to the rate-limit budgets the instances share (PostgreSQL; one per slice of units, not per request), by outcome: granted, refused, failed (an error, or no answer in time: the instance counts on its own meanwhile).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const authenticationFailures = new Counter({
   name: 'plantstore_auth_failures_total',
   help: 'Requests that sent a bearer token that is not valid (unknown, revoked, expired), by door.',
@@ -154,6 +161,19 @@ export function watchDatabasePool(pool: PoolFigures, size: number): void {
     },
   });
   new Gauge({ name: 'plantstore_db_pool_max', help: 'DATABASE_POOL_SIZE: the connections this instance opens at most.', registers: [registry] }).set(size);
+}
+
+/** Whether this instance hears the database's signals (db/signals.ts), read at every scrape. */
+export function watchDatabaseSignals(heard: () => boolean): void {
+  if (registry.getSingleMetric('plantstore_db_signals_heard')) return;
+  new Gauge({
+    name: 'plantstore_db_signals_heard',
+    help: "1 while this instance hears every commit as it happens (SQLite: always; PostgreSQL: its LISTEN connection is up and answered its last heartbeat), 0 while it falls back to asking the database.",
+    registers: [registry],
+    collect() {
+      this.set(heard() ? 1 : 0);
+    },
+  });
 }
 
 /** Slices of background work (background/slices.ts): each holds the event loop, so the budget is ~10 ms. */

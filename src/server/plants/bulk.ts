@@ -84,9 +84,9 @@ const keptColumns = Prisma.raw(KEPT.map((column) => `"${column}"`).join(', '));
 const keptValues = Prisma.raw(KEPT.map((column) => `p."${column}"`).join(', '));
 const keptAgain = Prisma.raw(KEPT.map((column) => `"${column}" = excluded."${column}"`).join(', '));
 
-export async function bulkDelete(actor: Actor, charge: (units: number) => void, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
+export async function bulkDelete(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(unitsFor(selection, ids.length));
+  await charge(unitsFor(selection, ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const now = BigInt(Date.now());
   const deleted = await db.$transaction(async (tx) => {
@@ -107,9 +107,9 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => void, 
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }
 
-export async function bulkRetag(actor: Actor, charge: (units: number) => void, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
+export async function bulkRetag(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  charge(unitsFor(selection, ids.length));
+  await charge(unitsFor(selection, ids.length));
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));

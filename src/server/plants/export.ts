@@ -1,5 +1,7 @@
 import 'server-only';
 
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
@@ -12,32 +14,61 @@ import { seesEveryOwner } from './scope';
 
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
 export const EXPORT_BATCH = 1_000;
-/** Exports one token may run at once, and one process. */
+/**
+ * Exports one token may have open at once, and one process. An open export holds a connection and a batch in
+ * memory (1,000 rows of the longest names and tags are ~400 KB of CSV, and as much may wait in the socket's
+ * buffer), so the process's 16 hold ~16 MB at most; a client that stops reading is cut off (http/stalled-stream.ts), so a slow
+ * one cannot keep its place for long, and one token never holds more than one of them.
+ */
 export const EXPORTS_PER_TOKEN = 1;
-export const EXPORTS_MAX = 4;
+export const EXPORTS_OPEN_MAX = 16;
+/**
+ * Exports reading the database at once. A batch takes a turn for its read only, never while its rows are being
+ * sent or its token's bucket refills, so exports whose clients read slowly (or not at all) hold no turn, and
+ * turns go first come, first served: an export waits for at most the reads queued before it, one per other open
+ * export.
+ */
+export const EXPORT_READS_AT_ONCE = 4;
 
-const running = new Map<string, number>();
-let runningTotal = 0;
+const open = new Map<string, number>();
+let openTotal = 0;
 
 /**
  * Claims a place for an export, before anything is written (so a refusal can still be a 429), and gives
  * it back when the export ends. Streaming the whole store is the most expensive thing a token can ask for.
  */
 export function claimExport(tokenKey: string): () => void {
-  if ((running.get(tokenKey) ?? 0) >= EXPORTS_PER_TOKEN) {
+  if ((open.get(tokenKey) ?? 0) >= EXPORTS_PER_TOKEN) {
     throw new AppError('tooManyRequests', 'an export for this token is still running; wait for it to finish');
   }
-  if (runningTotal >= EXPORTS_MAX) throw new AppError('tooManyRequests', 'this server is busy with other exports; try again in a few seconds');
-  running.set(tokenKey, (running.get(tokenKey) ?? 0) + 1);
-  runningTotal += 1;
+  if (openTotal >= EXPORTS_OPEN_MAX) throw new AppError('tooManyRequests', 'this server is busy with other exports; try again in a few seconds');
+  open.set(tokenKey, (open.get(tokenKey) ?? 0) + 1);
+  openTotal += 1;
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    runningTotal -= 1;
-    const left = running.get(tokenKey)! - 1;
-    if (left === 0) running.delete(tokenKey);
-    else running.set(tokenKey, left);
+    openTotal -= 1;
+    const left = open.get(tokenKey)! - 1;
+    if (left === 0) open.delete(tokenKey);
+    else open.set(tokenKey, left);
+  };
+}
+
+const waitingForRead: (() => void)[] = [];
+let reading = 0;
+
+/** A turn to read one batch, first come, first served; the release hands it to the next in line. */
+async function readTurn(): Promise<() => void> {
+  if (reading < EXPORT_READS_AT_ONCE) reading += 1;
+  else await new Promise<void>((resolve) => waitingForRead.push(resolve));
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = waitingForRead.shift();
+    if (next) next();
+    else reading -= 1;
   };
 }
 
@@ -51,7 +82,7 @@ export function claimExport(tokenKey: string): () => void {
  */
 export async function* plantsCsv(
   actor: Actor,
-  takeUnits: (units: number) => { retryAfterMs: number } | undefined,
+  takeUnits: (units: number) => { retryAfterMs: number } | undefined | Promise<{ retryAfterMs: number } | undefined>,
   input: PlantFilters & { sort?: PlantSort },
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
@@ -61,9 +92,9 @@ export async function* plantsCsv(
   yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;
   for (;;) {
-    for (let refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
-      await new Promise((resolve) => setTimeout(resolve, Math.max(10, refused!.retryAfterMs)));
-      if (signal?.aborted) throw signal.reason;
+    for (let refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
+      // Ended at once by an abort (the client left, its token's access ended), not at the end of the wait.
+      await sleep(Math.max(10, refused.retryAfterMs), undefined, { signal });
     }
     // Batches a stopped walk left empty write nothing, so the door's check between chunks would not see a client
     // that went away: each batch looks first.
@@ -71,7 +102,14 @@ export async function* plantsCsv(
     // A search of many matches walks at most the engine's walk budget of rows a batch (query.ts, walksNames): a
     // batch whose walk stops writes what it found (maybe nothing) and the next goes on from the row it stopped at
     // (no row between matched), so no one statement walks the caller's whole view; the rows written are the same.
-    const { rows, stop } = await selectWalked(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner, walkBudget: searchWalkBudget(engine) });
+    const endTurn = await readTurn();
+    let batch: Awaited<ReturnType<typeof selectWalked>>;
+    try {
+      batch = await selectWalked(actor, filters, sort, { from, limit: EXPORT_BATCH, withOwner, walkBudget: searchWalkBudget(engine) });
+    } finally {
+      endTurn();
+    }
+    const { rows, stop } = batch;
     if (rows.length === 0 && stop === null) return;
     let chunk = '';
     for (const row of rows) {

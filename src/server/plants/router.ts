@@ -35,7 +35,7 @@ import { restorePlants } from './undo';
 import { plantListVersion } from './versions';
 
 /** Whose open live streams a call counts against: the token's, as the request limit is. */
-const tokenKey = (ctx: Context) => (ctx.auth.status === 'signedIn' ? String(ctx.auth.tokenId) : 'none');
+const tokenId = (ctx: Context) => (ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0);
 
 const tags = ['plants'];
 /** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
@@ -110,7 +110,7 @@ export const plantsRouter = createTRPCRouter({
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
-      chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
+      await chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
       // The REST door asks for the caller's version with the rows when it would otherwise be a query of its own.
       const page = await listPlants(ctx.actor, { limit, after, ...filters }, { withVersion: ctx.responseHints.versionWanted === true });
@@ -146,8 +146,8 @@ export const plantsRouter = createTRPCRouter({
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .query(({ ctx, input }) => {
-      chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
+    .query(async ({ ctx, input }) => {
+      await chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
       return pagePlants(ctx.actor, input);
     }),
 
@@ -169,7 +169,7 @@ export const plantsRouter = createTRPCRouter({
    */
   changes: protectedProcedure.input(plantChangesInput).subscription(async function* ({ ctx, input, signal }) {
     try {
-      for await (const [seq, event] of plantChanges(ctx.actor, tokenKey(ctx), input?.lastEventId, signal)) yield tracked(String(seq), event);
+      for await (const [id, event] of plantChanges(ctx.actor, tokenId(ctx), input?.lastEventId, signal)) yield tracked(id, event);
     } catch (error) {
       // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
       // by the client; a bare error would read as a 500, which it retries at once, for ever).

@@ -31,8 +31,9 @@ export const likePattern = (folded: string) => `%${folded.replace(/[\\%_]/g, '\\
 let wordCharacter: RegExp = /[\p{L}\p{N}]/u;
 let ctypeRead: Promise<void> | undefined;
 function readWordCharacters(): Promise<void> {
-  ctypeRead ??= db.$queryRaw<{ lc_ctype: string }[]>`SHOW lc_ctype`.then(([row]) => {
-    if (row?.lc_ctype === 'C' || row?.lc_ctype === 'POSIX') wordCharacter = /[A-Za-z0-9]/;
+  // From pg_database, not `SHOW lc_ctype`: PostgreSQL 16 removed that setting, and the query failed every search.
+  ctypeRead ??= db.$queryRaw<{ ctype: string }[]>`SELECT datctype AS ctype FROM pg_database WHERE datname = current_database()`.then(([row]) => {
+    if (row?.ctype === 'C' || row?.ctype === 'POSIX') wordCharacter = /[A-Za-z0-9]/;
   });
   return ctypeRead;
 }

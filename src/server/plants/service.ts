@@ -22,7 +22,7 @@ import {
 import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
 import { plantsCommitted } from './events';
 import { plantScope, plantScopeSql, plantScopeWhere } from './scope';
-import { ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';
+import { keepReadVersion, keptVersionsMark, ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';
 
 /** The only columns that leave the data layer, id and the declared fields: owner and timestamps stay inside. */
 const plantColumns = Object.fromEntries(['id', ...PLANT_FIELD_NAMES].map((column) => [column, true])) as { id: true } & Record<PlantFieldName, true>;
@@ -108,6 +108,8 @@ export async function listPlants(
 ): Promise<PlantPage> {
   const planned = await ready(filters);
   const scope = plantScope(actor);
+  // Where versions are kept as they are heard, the one this list reads is kept too, unless a change came meanwhile.
+  const mark = withVersion ? keptVersionsMark() : undefined;
   const inStatement = withVersion && !scope.everyOwner;
   let version = withVersion && scope.everyOwner ? await plantListVersionNow(actor) : undefined;
   const versionColumn = inStatement ? Prisma.sql`, ${ownerVersionColumn(actor.userId)}` : Prisma.empty;
@@ -122,6 +124,7 @@ export async function listPlants(
     version = await plantListVersionNow(actor);
     rows = await inIdOrder(planned, false, after, limit + 1, (from, id) => select(from, id, Prisma.empty));
   }
+  if (version !== undefined) keepReadVersion(scope, version, mark);
   const plants = rows.slice(0, limit).map((row) => toRow(row, false));
   return { plants, nextAfter: rows.length > limit ? plants[plants.length - 1]!.id : null, ...(version === undefined ? {} : { version }) };
 }

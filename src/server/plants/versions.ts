@@ -4,7 +4,9 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { databaseFilePath } from '@/server/db/migrate-sqlite';
+import { type ChangedOwners, onDatabaseSignal, onHeardChange, signalsHeard } from '@/server/db/signals';
 
+import { onPlantsCommitted } from './events';
 import { plantScope, type PlantScope } from './scope';
 import { scopeVersion, type SqliteVersionWatch, watchSqliteVersions } from './version-watch';
 
@@ -32,12 +34,15 @@ export { scopeVersion };
  * on both engines, and one round trip fewer (docs/performance.md, "Round seven"). Not where the watch answers:
  * its answer costs ~1 µs, the column more than that.
  *
- * On SQLite the versions are kept in the process (version-watch.ts) and the answer is a string, at once: no
- * query, no turn of the event loop. On PostgreSQL, and on SQLite when the watch cannot read the file, the
- * answer is the read to run (on the request's turn): the caller's row through the app's client. PostgreSQL has no synchronous way to learn that another
- * instance committed: a LISTEN/NOTIFY cache would answer from memory until the notification arrives, and a
- * client that changed a plant on one instance and polls another at once could get a stale 304
- * (docs/performance.md, "Conditional lists without a query").
+ * The versions are kept in the process where every commit is heard, so a conditional list's version costs no
+ * query. On SQLite (version-watch.ts) the answer is a string, at once, checked against the file on every request.
+ * On PostgreSQL a version read is kept until the database signals a change of plants (db/signals.ts: NOTIFY at
+ * every commit, any instance's) or this process commits one, and only while those signals are heard: the
+ * listening connection up and its last heartbeat answered. Lost, nothing kept is trusted, and every version is
+ * read again (the read to run, on the request's turn: the caller's row through the app's client) until the
+ * connection is back. A version kept on one instance trails another instance's commit by the notification's
+ * delivery (a few milliseconds, docs/scaling.md): a client that changes a plant through one instance and polls
+ * another at that very moment can get one 304 that the next poll corrects.
  */
 export function plantListVersion(actor: Actor): string | (() => Promise<string>) {
   const scope = plantScope(actor);
@@ -49,7 +54,39 @@ export function plantListVersion(actor: Actor): string | (() => Promise<string>)
       // the app's connection answers, as on PostgreSQL; the next request tries the watch again.
     }
   }
+  if (heard !== undefined && signalsHeard()) {
+    const kept = heard.kept.get(keyOf(scope));
+    if (kept !== undefined) return kept;
+    return () => readAndKeep(scope);
+  }
   return () => readPlantListVersion(scope);
+}
+
+const keyOf = (scope: PlantScope) => (scope.everyOwner ? 'all' : `owner ${scope.ownerId}`);
+
+/**
+ * Where versions are kept as they are heard (PostgreSQL), a mark taken before a read: a version that read then
+ * returns (a list's own statement) is kept with `keepReadVersion` only if nothing was dropped since the mark.
+ */
+export function keptVersionsMark(): number | undefined {
+  return heard === undefined ? undefined : heard.generation;
+}
+
+export function keepReadVersion(scope: PlantScope, version: string, mark: number | undefined): void {
+  if (heard === undefined || mark !== heard.generation || !signalsHeard()) return;
+  if (heard.kept.size >= KEPT_SCOPES) heard.kept.clear();
+  heard.kept.set(keyOf(scope), version);
+}
+
+/**
+ * Read, and kept unless something may have committed since the read began: a signal or a commit of this process
+ * in between (the generation moved), or the signals no longer heard.
+ */
+async function readAndKeep(scope: PlantScope): Promise<string> {
+  const mark = keptVersionsMark();
+  const version = await readPlantListVersion(scope);
+  keepReadVersion(scope, version, mark);
+  return version;
 }
 
 /** The scope's version read through the app's client: one query. */
@@ -80,13 +117,36 @@ export function ownerVersionColumn(ownerId: number): Prisma.Sql {
 }
 
 let watch: SqliteVersionWatch | undefined;
+/** PostgreSQL's kept versions, by scope; `generation` moves whenever they are dropped. */
+let heard: { kept: Map<string, string>; generation: number } | undefined;
+/** Scopes whose version a process keeps at once; past it the map starts over (a read refills an entry). */
+const KEPT_SCOPES = 10_000;
 
 /**
- * Keeps the versions in this process where the engine allows it (SQLite), from now until `stop`. Called
- * once by the composition root after the database is open (main.ts); without it every version is read.
+ * Keeps the versions in this process, from now until `stop`: SQLite's watched from its file, PostgreSQL's while
+ * the database's signals are heard. Called once by the composition root after the database is open and its
+ * signals started (main.ts); without it every version is read.
  */
 export function keepPlantListVersions(databaseUrl: string): { stop: () => void } {
-  if (!databaseUrl.startsWith('file:')) return { stop: () => {} };
+  if (!databaseUrl.startsWith('file:')) {
+    const started = { kept: new Map<string, string>(), generation: 0 };
+    // Those of the owners whose plants changed, and the sum every admin's list names; all when that is not said.
+    const drop = (owners: ChangedOwners = 'all') => {
+      started.generation += 1;
+      if (owners === 'all') return started.kept.clear();
+      started.kept.delete(keyOf({ everyOwner: true }));
+      for (const owner of owners) started.kept.delete(keyOf({ everyOwner: false, ownerId: owner }));
+    };
+    // A commit of this process drops them at once, before its answer goes out; another's when it is heard.
+    const stops = [onPlantsCommitted(() => drop()), onDatabaseSignal('plants', drop), onHeardChange(() => drop())];
+    heard = started;
+    return {
+      stop() {
+        for (const stop of stops) stop();
+        if (heard === started) heard = undefined;
+      },
+    };
+  }
   const started = watchSqliteVersions(databaseFilePath(databaseUrl));
   watch = started;
   return {

@@ -6,7 +6,9 @@ import type { Actor } from '@/server/auth/permissions';
  * Accepted tokens, remembered for a few seconds so a busy client does not cost a database lookup per
  * request. The bound is the price: a token revoked, expired early or demoted by another process (the
  * token command, another instance) is still honoured here for at most this long. Changes made through
- * this process take effect at once (`forgetAcceptedTokens`). `AUTH_CACHE_TTL_MS=0` turns it off.
+ * this process take effect at once (`forgetAcceptedTokens`), and those made elsewhere as soon as the database
+ * signals them (held-access.ts: within a second; the lifetime bounds them only while those signals are not
+ * heard). `AUTH_CACHE_TTL_MS=0` turns it off.
  */
 const MAX_ENTRIES = 10_000;
 
@@ -15,6 +17,7 @@ type Entry = AcceptedToken & { cachedAt: number };
 
 // Off until the entry point hands down AUTH_CACHE_TTL_MS: a one-shot command (the token CLI) needs no cache.
 const cache = { ttlMs: 0, entries: new Map<string, Entry>(), generation: 0 };
+const forgottenListeners = new Set<() => void>();
 
 /** Called once at start by the entry point, with the configured AUTH_CACHE_TTL_MS. */
 export function configureTokenCache({ ttlMs }: { ttlMs: number }): void {
@@ -50,8 +53,15 @@ export function rememberAcceptedToken(hash: string, accepted: AcceptedToken, now
   cache.entries.set(hash, { ...accepted, cachedAt: now.getTime() });
 }
 
-/** After a revoke or a role change in this process: nobody keeps access through a stale entry. */
+/** After a revoke or a role change, here or heard of: nobody keeps access through a stale entry. */
 export function forgetAcceptedTokens(): void {
   cache.generation++;
   cache.entries.clear();
+  for (const listener of forgottenListeners) listener();
+}
+
+/** Told each time the accepted tokens are forgotten: access may have changed (held-access.ts checks the open streams). */
+export function onAcceptedTokensForgotten(listener: () => void): () => void {
+  forgottenListeners.add(listener);
+  return () => forgottenListeners.delete(listener);
 }

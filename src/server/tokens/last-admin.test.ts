@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 
-import { issueToken, revokeToken } from './service';
+import { issueToken, revokeToken, setRoleOfTokenUser } from './service';
 
 /** Every admin token that still works. */
 async function activeAdminTokens(): Promise<number[]> {
@@ -76,5 +76,21 @@ describe('the last working admin token', () => {
       expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
       expect(await activeAdminTokens()).toHaveLength(1);
     }
+  });
+
+  it('changes the role of a token’s user, and keeps the last admin with a working token one', async () => {
+    const [survivor] = await activeAdminTokens();
+    const survivorUser = (await db.apiToken.findUniqueOrThrow({ where: { id: survivor! }, select: { user: { select: { name: true } } } })).user.name;
+    expect((await refusal(setRoleOfTokenUser(survivor!, 'member'))).kind).toBe('lastAdmin');
+    expect((await db.user.findUniqueOrThrow({ where: { name: survivorUser } })).role).toBe('admin');
+
+    const member = await issueToken({ userName: 'promoted-member' });
+    expect(await setRoleOfTokenUser(member.id, 'admin')).toEqual({ userName: 'promoted-member', role: 'admin' });
+    expect((await activeAdminTokens()).sort()).toEqual([survivor!, member.id].sort());
+    // Two admins: one of them may become a member, then the other is the last.
+    expect(await setRoleOfTokenUser(survivor!, 'member')).toEqual({ userName: survivorUser, role: 'member' });
+    expect((await refusal(setRoleOfTokenUser(member.id, 'member'))).kind).toBe('lastAdmin');
+    expect(await activeAdminTokens()).toEqual([member.id]);
+    expect(await setRoleOfTokenUser(999_999, 'admin')).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-import { createTokenInput } from '@/shared/users';
-import { issueToken, listTokens, revokeToken } from '@/server/tokens/service';
+import { createTokenInput, setRoleInput } from '@/shared/users';
+import { issueToken, listTokens, revokeToken, setRoleOfTokenUser } from '@/server/tokens/service';
 import { AppError } from '@/shared/errors';
 import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 
@@ -22,8 +22,16 @@ export const tokensRouter = createTRPCRouter({
   }),
 
   create: manageTokens.input(createTokenInput).mutation(async ({ input }) => {
-    const issued = await issueToken({ userName: input.userName, role: input.role });
-    return { id: issued.id, token: issued.token, prefix: issued.prefix, userName: issued.user.name, role: issued.user.role };
+    const expiresAt = input.expiresInDays === undefined ? undefined : new Date(Date.now() + input.expiresInDays * 86_400_000);
+    const issued = await issueToken({ userName: input.userName, role: input.role, ...(expiresAt ? { expiresAt } : {}) });
+    return { id: issued.id, token: issued.token, prefix: issued.prefix, userName: issued.user.name, role: issued.user.role, expiresAt: expiresAt ?? null };
+  }),
+
+  /** Makes the user of a token an admin or a member; the last admin with a working token stays one (lastAdmin). */
+  setRole: manageTokens.input(setRoleInput).mutation(async ({ input }) => {
+    const changed = await setRoleOfTokenUser(input.id, input.role);
+    if (!changed) throw new AppError('tokenNotFound', `no token with id ${input.id}`, 'id');
+    return changed;
   }),
 
   revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).mutation(async ({ input }) => {

@@ -69,14 +69,7 @@ async function guardedWrite(statement: Prisma.Sql): Promise<number> {
  */
 export async function issueToken(options: { userName: string; role?: Role; expiresAt?: Date }): Promise<IssuedToken> {
   const existing = await db.user.findUnique({ where: { name: options.userName }, select: { id: true, role: true } });
-  if (existing?.role === 'admin' && options.role === 'member') {
-    const demoted = await guardedWrite(
-      Prisma.sql`UPDATE "User" SET role = 'member' WHERE id = ${existing.id} AND ${anotherActiveAdminToken(new Date(), { userId: existing.id })}`,
-    );
-    if (demoted === 0 && (await db.user.findUnique({ where: { id: existing.id }, select: { role: true } }))?.role === 'admin') {
-      throw new AppError('lastAdmin', `${options.userName} stays an admin: no other admin has a working token, so nobody could manage tokens`, 'role');
-    }
-  }
+  if (existing?.role === 'admin' && options.role === 'member') await demote({ id: existing.id, name: options.userName });
   const user = await db.user.upsert({
     where: { name: options.userName },
     create: { name: options.userName, role: options.role ?? 'member' },
@@ -95,6 +88,29 @@ export async function issueToken(options: { userName: string; role?: Role; expir
     select: { id: true },
   });
   return { id: row.id, token, prefix, user: { userId: user.id, name: user.name, role: user.role }, createdUser: !existing };
+}
+
+/** Makes an admin a member, unless nobody else could manage tokens then (AppError lastAdmin): one guarded statement. */
+async function demote(user: { id: number; name: string }): Promise<void> {
+  const demoted = await guardedWrite(Prisma.sql`UPDATE "User" SET role = 'member' WHERE id = ${user.id} AND ${anotherActiveAdminToken(new Date(), { userId: user.id })}`);
+  if (demoted === 0 && (await db.user.findUnique({ where: { id: user.id }, select: { role: true } }))?.role === 'admin') {
+    throw new AppError('lastAdmin', `${user.name} stays an admin: no other admin has a working token, so nobody could manage tokens`, 'role');
+  }
+}
+
+/**
+ * Makes the user a token belongs to an admin or a member (a role is the user's: every token of theirs changes
+ * with it). Making the last admin with a working token a member is refused, as revoking their last token is.
+ * Null when there is no such token.
+ */
+export async function setRoleOfTokenUser(tokenId: number, role: Role): Promise<{ userName: string; role: Role } | null> {
+  const token = await db.apiToken.findUnique({ where: { id: tokenId }, select: { user: { select: { id: true, name: true } } } });
+  if (!token) return null;
+  if (role === 'member') await demote(token.user);
+  else await db.user.update({ where: { id: token.user.id }, data: { role: 'admin' }, select: { id: true } });
+  // No token of theirs may keep the old role from the cache.
+  forgetAcceptedTokens();
+  return { userName: token.user.name, role };
 }
 
 export const FIRST_ADMIN_NAME = 'admin';
@@ -211,4 +227,15 @@ export async function revokeToken(id: number): Promise<boolean> {
     `token ${id} is the last working admin token: revoking it would leave nobody able to manage tokens. Create another admin token first`,
     'id',
   );
+}
+
+export type TokenState = { id: number; revokedAt: Date | null; expiresAt: Date | null; actor: Actor };
+
+/** The tokens' state now, for those that still exist (held-access.ts decides from it which streams end). */
+export async function tokenStates(ids: number[]): Promise<TokenState[]> {
+  const rows = await db.apiToken.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, revokedAt: true, expiresAt: true, user: { select: { id: true, name: true, role: true } } },
+  });
+  return rows.map((row) => ({ id: row.id, revokedAt: row.revokedAt, expiresAt: row.expiresAt, actor: { userId: row.user.id, name: row.user.name, role: row.user.role } }));
 }

@@ -32,10 +32,11 @@ export type Context = {
   responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string>; versionWanted?: boolean; version?: string };
   /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
-   * at its door: for a cost known only once the input is read (see `costs`). Throws a 429 AppError, with its
-   * `Retry-After` in `responseHints.headers`. Does nothing where no door charges (a caller in a test).
+   * at its door: for a cost known only once the input is read (see `costs`). Rejects with a 429 AppError, with
+   * its `Retry-After` in `responseHints.headers`: awaited before the work, since on PostgreSQL the bucket may
+   * have to ask the budget the instances share. Does nothing where no door charges (a caller in a test).
    */
-  charge: (units: number) => void;
+  charge: (units: number) => Promise<void>;
   /**
    * How many procedure calls of this request have started (a tRPC batch makes several): each after the
    * first starts on a turn of the event loop of its own (see `guard`).
@@ -43,8 +44,13 @@ export type Context = {
   callsStarted: number;
 };
 
-/** How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers. */
-export type ChargeBucket = (units: number) => { message: string; headers: Record<string, string>; retryAfterMs: number } | undefined;
+type ChargeRefusal = { message: string; headers: Record<string, string>; retryAfterMs: number };
+
+/**
+ * How a door takes more from the caller's bucket: undefined when it could, else the 429's words and headers;
+ * at once, or once the shared budget answered (http/guards/rate-limit.ts).
+ */
+export type ChargeBucket = (units: number) => ChargeRefusal | undefined | Promise<ChargeRefusal | undefined>;
 
 export function contextFor(auth: AuthState, requestId: string = randomUUID(), chargeBucket?: ChargeBucket): Context {
   const responseHints: Context['responseHints'] = {};
@@ -53,8 +59,8 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     auth,
     responseHints,
     callsStarted: 0,
-    charge(units) {
-      const refused = chargeBucket?.(units);
+    async charge(units) {
+      const refused = await chargeBucket?.(units);
       if (!refused) return;
       responseHints.headers = { ...responseHints.headers, ...refused.headers };
       throw new AppError('tooManyRequests', refused.message);
@@ -196,8 +202,8 @@ const guarded = (permission?: Permission) => t.procedure.experimental_caller(gua
  * once the input is parsed and before the operation runs. `cost` is the call's whole cost. (A call rather
  * than a middleware: tRPC copies the call's options at every middleware.)
  */
-export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): void {
-  ctx.charge(cost - 1);
+export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): Promise<void> {
+  return ctx.charge(cost - 1);
 }
 
 export const protectedProcedure = guarded();

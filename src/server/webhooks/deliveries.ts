@@ -2,13 +2,13 @@ import 'server-only';
 
 import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import type { WebhookDelivery } from '@/shared/webhooks';
+import { DELIVERY_BATCH_MAX, DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
 
 import { deliveryColumns, toDelivery } from './delivery-rows';
 import { noEndpoint } from './endpoints';
 import { deliveriesQueued, eventPayload, newEventId, TEST_EVENT_MESSAGE, TEST_EVENT_TYPE } from './outbox';
 
-/** What an admin does with deliveries: a test event, the delivery log page by page, "retry now". */
+/** What an admin does with deliveries: a test event, the delivery log page by page, "retry now", retry all, discard. */
 
 /** Sends a `webhook.test` event to this endpoint only, in its turn after what is already waiting for it. */
 export async function sendTestEvent(id: number): Promise<WebhookDelivery> {
@@ -65,4 +65,45 @@ export async function retryDelivery(id: number): Promise<WebhookDelivery> {
   }
   deliveriesQueued();
   return toDelivery(row);
+}
+
+/**
+ * One batch of a bulk action on an endpoint's queue: the oldest DELIVERY_BATCH_MAX deliveries in `state` after
+ * `after`, changed in one statement (still in that state then: the sender may have delivered one meanwhile).
+ * `charge` is told how many it found before anything is written (the call is charged its rows, as a bulk change
+ * of plants is). A delivery being sent at that moment may still arrive: the sender read it before.
+ */
+async function queueBatch(
+  endpointId: number,
+  state: 'pending' | 'failed',
+  after: number | undefined,
+  charge: (rows: number) => void,
+  data: { status: 'pending' | 'failed'; nextAttemptAtMs?: bigint; lastError?: string },
+): Promise<QueueBatch> {
+  const found = await db.webhookDelivery.findMany({
+    where: { endpointId, status: state, ...(after === undefined ? {} : { id: { gt: after } }) },
+    orderBy: { id: 'asc' },
+    take: DELIVERY_BATCH_MAX + 1,
+    select: { id: true },
+  });
+  const ids = found.slice(0, DELIVERY_BATCH_MAX).map((row) => row.id);
+  charge(ids.length);
+  if (ids.length === 0) {
+    if (!(await db.webhookEndpoint.findUnique({ where: { id: endpointId }, select: { id: true } }))) throw noEndpoint(endpointId);
+    return { done: 0, nextAfter: null };
+  }
+  const { count } = await db.webhookDelivery.updateMany({ where: { id: { in: ids }, status: state }, data });
+  return { done: count, nextAfter: found.length > DELIVERY_BATCH_MAX ? ids[ids.length - 1]! : null };
+}
+
+/** Retry all: every delivery in `state` due at once, oldest first (a failed one waiting again, with one more attempt). */
+export async function retryAll(endpointId: number, state: 'pending' | 'failed', after: number | undefined, charge: (rows: number) => void): Promise<QueueBatch> {
+  const batch = await queueBatch(endpointId, state, after, charge, { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) });
+  if (batch.done > 0) deliveriesQueued();
+  return batch;
+}
+
+/** Discard: the waiting deliveries given up, marked failed and not sent (they can be retried from the log for 7 days). */
+export function discardWaiting(endpointId: number, after: number | undefined, charge: (rows: number) => void): Promise<QueueBatch> {
+  return queueBatch(endpointId, 'pending', after, charge, { status: 'failed', lastError: DISCARDED_ERROR });
 }

@@ -1,13 +1,17 @@
 import { z } from 'zod';
 
+import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
+import { chargeFor, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
 import {
   createWebhookEndpointInput,
   DELIVERY_PAGE_DEFAULT,
   DELIVERY_PAGE_MAX,
   deliveryIdParam,
   listDeliveriesInput,
+  queueBatchInput,
+  queueBatchOutput,
+  retryAllInput,
   updateWebhookEndpointInput,
   webhookDeliverySchema,
   webhookEndpointIdParam,
@@ -17,7 +21,7 @@ import {
 } from '@/shared/webhooks';
 
 import { endpointBacklog } from './backlog';
-import { listDeliveries, retryDelivery, sendTestEvent } from './deliveries';
+import { discardWaiting, listDeliveries, retryAll, retryDelivery, sendTestEvent } from './deliveries';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints';
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
@@ -26,6 +30,8 @@ const tags = ['webhooks'];
 const forAdmins = 'forbidden';
 const oneEndpoint = ['invalidPathParameter', 'webhookEndpointNotFound'] as const;
 const bodyErrors = ['wrongType', 'invalidValue', 'unknownField'] as const;
+/** A queue batch is charged its rows, as a bulk change of plants is: one unit per BULK_ROWS_PER_UNIT deliveries, at least the call's one. */
+const chargeRows = (ctx: Parameters<typeof chargeFor>[0]) => (rows: number) => chargeFor(ctx, Math.max(1, Math.ceil(rows / BULK_ROWS_PER_UNIT)));
 
 /**
  * Admin-only: webhook endpoints and their delivery log. Everything the admin page's webhook views need,
@@ -192,6 +198,18 @@ export const webhooksRouter = createTRPCRouter({
   backlog: manageWebhooks
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
+
+  /** The queue's "Retry all" (tRPC only): a batch of deliveries in a state due at once, oldest first. */
+  retryAll: manageWebhooks
+    .input(retryAllInput)
+    .output(queueBatchOutput)
+    .mutation(({ ctx, input }) => retryAll(input.id, input.state, input.after, chargeRows(ctx))),
+
+  /** The queue's "Discard" (tRPC only): a batch of waiting deliveries given up, oldest first. */
+  discardWaiting: manageWebhooks
+    .input(queueBatchInput)
+    .output(queueBatchOutput)
+    .mutation(({ ctx, input }) => discardWaiting(input.id, input.after, chargeRows(ctx))),
 
   retry: manageWebhooks
     .meta({

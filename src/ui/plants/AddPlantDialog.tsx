@@ -17,7 +17,16 @@ import { PLANT_FIELD_UI } from './fields';
  * the person can see, so nobody has to invent one or collide with ids they cannot see. Messages appear
  * when a field is left with something wrong in it, and on submit; a successful add closes the dialog.
  */
-export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) => void; onCancel: () => void }) {
+export function AddPlantDialog({
+  onAdded,
+  onSaving,
+  onCancel,
+}: {
+  onAdded: (plant: Plant) => void;
+  /** Just before the plant is sent: the live feed's echo of it is this tab's own. */
+  onSaving: (id: bigint) => void;
+  onCancel: () => void;
+}) {
   const utils = trpc.useUtils();
   const suggestion = trpc.plants.suggestId.useQuery(undefined, { staleTime: 0, gcTime: 0, refetchOnWindowFocus: false });
   const [typed, setValues] = useState<PlantFormValues>(EMPTY_PLANT_FORM);
@@ -86,6 +95,7 @@ export function AddPlantDialog({ onAdded, onCancel }: { onAdded: (plant: Plant) 
       return;
     }
     setErrors({});
+    onSaving(result.plant.id);
     create.mutate(result.plant);
   }
 

@@ -1,9 +1,10 @@
 'use client';
 
 import { Check, X } from 'lucide-react';
-import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, type KeyboardEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { z } from 'zod';
 
+import { errorCatalog } from '@/shared/errors';
 import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch, type PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
@@ -12,6 +13,7 @@ import { UserText } from '../UserText';
 import { When } from '../When';
 import type { PlantColumn } from './columns';
 import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
+import { type LiveMark, MARK_LABEL } from './useLiveMarks';
 
 type Errors = Partial<Record<PlantFieldName | 'form', string>>;
 type Texts = Record<PlantFieldName, string>;
@@ -25,16 +27,20 @@ const rulesOf = (field: PlantFieldName) => {
   return declared instanceof z.ZodOptional ? (declared.unwrap() as z.ZodType) : declared;
 };
 
-export type EditOutcome = { saved: Plant; before: PlantRow } | null;
+/** What a save did: the plant as stored, the row as it was when the edit opened, and the fields the save wrote (undo writes back those only). */
+export type EditOutcome = { saved: Plant; before: PlantRow; changed: PlantFieldName[] } | null;
 
 /**
  * A row in place editing: the plant's declared fields (shared/plants.ts) become inputs, checked with the router's own rules; Enter saves,
  * Escape cancels, and either way the cursor goes back to the row. Only what changed is sent (a merge
  * patch): an emptied optional field (the tag) is removed. Whether the text differs from the plant is reported up, so an edit
- * with changes is never thrown away without the person saying so.
+ * with changes is never thrown away without the person saying so. "Changed" is measured from the row as it was
+ * when the edit opened: a change made elsewhere meanwhile (the live feed's mark) is shown beside the fields, and a
+ * save writes only what this person changed, so it never writes back a field somebody else just changed.
  */
 export function EditRow({
   plant,
+  mark,
   columns,
   focusColumn,
   onDone,
@@ -42,6 +48,8 @@ export function EditRow({
   onSaving,
 }: {
   plant: PlantRow;
+  /** What the live feed said of this plant meanwhile, if anything. */
+  mark: LiveMark['kind'] | null;
   columns: readonly PlantColumn[];
   focusColumn: PlantFieldName;
   onDone: (outcome: EditOutcome) => void;
@@ -50,7 +58,8 @@ export function EditRow({
   onSaving: (id: bigint) => void;
 }) {
   const utils = trpc.useUtils();
-  const before = textsOf(plant);
+  const [opened] = useState(plant);
+  const before = useMemo(() => textsOf(opened), [opened]);
   const [texts, setTexts] = useState<Texts>(before);
   const [errors, setErrors] = useState<Errors>({});
   const inputs = useRef<Partial<Record<PlantFieldName, HTMLInputElement | null>>>({});
@@ -59,9 +68,9 @@ export function EditRow({
   useEffect(() => onDirtyChange(dirty), [dirty, onDirtyChange]);
 
   const update = trpc.plants.update.useMutation({
-    onSuccess: async (saved) => {
+    onSuccess: async (saved, patch) => {
       await utils.plants.page.invalidate();
-      onDone({ saved, before: plant });
+      onDone({ saved, before: opened, changed: PLANT_FIELD_NAMES.filter((field) => field in patch) });
     },
     onError: (error) => {
       const problem = problemOf(error);
@@ -70,6 +79,8 @@ export function EditRow({
       if (field !== null && isPlantField(field)) {
         setErrors({ [field]: asSentence(problem.message) });
         inputs.current[field]?.focus();
+      } else if (problem.value === errorCatalog.plantNotFound.value) {
+        setErrors({ form: `Not saved: plant ${plant.id.toString()} was deleted elsewhere. Cancel (Escape) to close the row.` });
       } else setErrors({ form: `Not saved: ${problem.message}.` });
     },
   });
@@ -155,11 +166,18 @@ export function EditRow({
               </td>
             );
           case 'name':
-            // With another field's column folded away (a narrow window), its input sits under the name's.
+            // With another field's column folded away (a narrow window), its input sits under the name's. What
+            // concerns the whole row (a mark, a refusal) is said here too: the widest cell, never the actions'.
             return (
               <td key={column}>
                 {input('name')}
                 {OTHER_PLANT_FIELDS.filter((field) => !columns.includes(field)).map(input)}
+                {mark ? <span className={`live-mark live-mark--${mark}`}>{MARK_LABEL[mark]}</span> : null}
+                {errors.form ? (
+                  <p className="field__error" role="alert">
+                    {errors.form}
+                  </p>
+                ) : null}
               </td>
             );
           case 'owner':
@@ -185,11 +203,6 @@ export function EditRow({
                     <X className="icon" aria-hidden="true" />
                   </button>
                 </div>
-                {errors.form ? (
-                  <p className="field__error" role="alert">
-                    {errors.form}
-                  </p>
-                ) : null}
               </td>
             );
           default:

@@ -1,6 +1,6 @@
 'use client';
 
-import { type ColumnDef, flexRender, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
+import { type ColumnDef, getCoreRowModel, useReactTable, type VisibilityState } from '@tanstack/react-table';
 import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
 import { useLayoutEffect, useMemo, useRef } from 'react';
 
@@ -10,10 +10,10 @@ import { useColumnFit } from '../table/fit';
 import { useGrid } from '../table/grid';
 import { UserText } from '../UserText';
 import { When } from '../When';
-import { COLUMN_LABELS, idWidthFor, PLANT_COLUMNS, type PlantColumn, plantColumnSpecs } from './columns';
+import { COLUMN_LABELS, idWidthFor, PLANT_COLUMNS, type PlantColumn, plantColumnSpecs, SORT_WORDS } from './columns';
 import { EditRow, type EditOutcome } from './EditRow';
 import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
-import type { LiveMark } from './useLiveMarks';
+import { type LiveMark, MARK_LABEL } from './useLiveMarks';
 
 export type Editing = { id: bigint; column: PlantFieldName };
 
@@ -31,6 +31,8 @@ type Props = {
   columns: readonly PlantColumn[];
   sort: PlantSort;
   onSort: (sort: PlantSort) => void;
+  /** The orders this person can sort by (their role's columns, whether shown or not). */
+  sortKeys: readonly PlantSortKey[];
   selection: SelectionView;
   editing: Editing | null;
   onEdit: (id: bigint, column: PlantFieldName) => void;
@@ -49,7 +51,6 @@ type Props = {
 const SORTABLE: Partial<Record<PlantColumn, PlantSortKey>> = Object.fromEntries(
   PLANT_COLUMNS.filter((column): column is PlantSortKey => (PLANT_SORT_KEYS as readonly string[]).includes(column)).map((key) => [key, key]),
 );
-const MARK_LABEL: Record<LiveMark['kind'], string> = { created: 'added elsewhere', updated: 'changed elsewhere', deleted: 'deleted elsewhere' };
 
 function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: PlantSort; onSort: (sort: PlantSort) => void }) {
   const key = SORTABLE[column]!;
@@ -69,27 +70,65 @@ function SortHeader({ column, sort, onSort }: { column: PlantColumn; sort: Plant
   );
 }
 
-/** What a folded column still says, on the name cell's second line. */
-function Folded({ row, folded }: { row: PlantRow; folded: PlantColumn[] }) {
-  if (folded.length === 0) return null;
+/**
+ * Every sort this person has, as a menu: shown whenever one of them has no header to click (a narrow window
+ * folded its column, or the person hid it), so every sort is in reach at every width and the active one is
+ * always in view (in its header's arrow, or here).
+ */
+function SortMenu({ sortKeys, sort, onSort }: { sortKeys: readonly PlantSortKey[]; sort: PlantSort; onSort: (sort: PlantSort) => void }) {
+  const keys = sortKeys.includes(sort.key) ? sortKeys : [...sortKeys, sort.key];
   return (
-    <span className="folded">
-      {folded.includes('id') ? <span className="folded__id">{row.id.toString()}</span> : null}
-      {OTHER_PLANT_FIELDS.map((field) =>
-        folded.includes(field) && row[field] !== undefined ? (
-          <span key={field} className={PLANT_FIELD_UI[field].chip ? 'tag-chip tag-chip--small' : undefined}>
-            <UserText>{row[field]}</UserText>
-          </span>
-        ) : null,
-      )}
-      {folded.includes('owner') && row.owner ? (
-        <span>
-          <UserText>{row.owner}</UserText>
-        </span>
-      ) : null}
-      {folded.includes('created') && row.createdAt ? <When date={row.createdAt} /> : null}
-    </span>
+    <div className="sort-menu field--inline">
+      <label htmlFor="plants-sort">Sort</label>
+      <select
+        id="plants-sort"
+        value={`${sort.key} ${sort.dir}`}
+        onChange={(event) => {
+          const [key, dir] = event.target.value.split(' ') as [PlantSortKey, PlantSort['dir']];
+          onSort({ key, dir });
+        }}
+      >
+        {keys.flatMap((key) =>
+          (['asc', 'desc'] as const).map((dir) => (
+            <option key={`${key} ${dir}`} value={`${key} ${dir}`}>
+              {SORT_WORDS[key][dir]}
+            </option>
+          )),
+        )}
+      </select>
+    </div>
   );
+}
+
+/**
+ * A header's or cell's content, called as a function. TanStack's flexRender renders a function as a component,
+ * and the definitions below are new functions whenever what they read changes (a live mark, the selection): a
+ * new component type, so React would unmount every cell and header and mount them again, and a cell or sort
+ * button that had the keyboard focus would hand it to <body>. Called, they are plain elements that React updates in place.
+ */
+function content<Context>(definition: ((context: Context) => React.ReactNode) | string | undefined, context: Context): React.ReactNode {
+  return typeof definition === 'function' ? definition(context) : (definition ?? null);
+}
+
+/**
+ * What a folded column still says, on the name cell's second line: the column the rows are sorted by first (so
+ * the order's values are in view however narrow the window), then the others in the table's order.
+ */
+function Folded({ row, folded, sortedBy }: { row: PlantRow; folded: PlantColumn[]; sortedBy: PlantColumn }) {
+  if (folded.length === 0) return null;
+  const part = (column: PlantColumn) => {
+    if (column === 'id') return <span key={column} className="folded__id">{row.id.toString()}</span>;
+    if (column === 'owner') return row.owner ? <span key={column}><UserText>{row.owner}</UserText></span> : null;
+    if (column === 'created') return row.createdAt ? <When key={column} date={row.createdAt} /> : null;
+    if (!isPlantField(column) || column === 'name' || row[column] === undefined) return null;
+    return (
+      <span key={column} className={PLANT_FIELD_UI[column].chip ? 'tag-chip tag-chip--small' : undefined}>
+        <UserText>{row[column]}</UserText>
+      </span>
+    );
+  };
+  const order = folded.includes(sortedBy) ? [sortedBy, ...folded.filter((column) => column !== sortedBy)] : folded;
+  return <span className="folded">{order.map(part)}</span>;
 }
 
 /**
@@ -101,9 +140,11 @@ export function PlantsTable(props: Props) {
   const { rows, columns, sort, onSort, selection, editing, marks } = props;
   const tableRef = useRef<HTMLTableElement>(null);
   const idWidth = idWidthFor(rows.map((row) => row.id));
-  const [fit, frameRef] = useColumnFit(plantColumnSpecs(columns, idWidth));
+  const [fit, frameRef] = useColumnFit(plantColumnSpecs(columns));
   const shown = columns.filter((column) => fit.shown.has(column));
   const folded = columns.filter((column) => !fit.shown.has(column));
+  const headed = new Set(shown.map((column) => SORTABLE[column]));
+  const needsMenu = props.sortKeys.some((key) => !headed.has(key)) || !headed.has(sort.key);
   const grid = useGrid(tableRef, { onEdit: (key, column) => props.onEdit(BigInt(key), isPlantField(column) ? column : 'name') });
   const { restoreFocus } = props;
   useLayoutEffect(() => {
@@ -156,7 +197,7 @@ export function PlantsTable(props: Props) {
             <span className="name-cell" data-grid-target="name" data-grid-edit="" title={row.original.name}>
               <UserText className="one-line">{row.original.name}</UserText>
               {mark ? <span className={`live-mark live-mark--${mark.kind}`}>{MARK_LABEL[mark.kind]}</span> : null}
-              <Folded row={row.original} folded={folded} />
+              <Folded row={row.original} folded={folded} sortedBy={sort.key} />
             </span>
           );
         },
@@ -253,6 +294,7 @@ export function PlantsTable(props: Props) {
 
   return (
     <div className="table-wrap" ref={frameRef}>
+      {needsMenu ? <SortMenu sortKeys={props.sortKeys} sort={sort} onSort={onSort} /> : null}
       <table
         ref={tableRef}
         className="table table--compact plants-table"
@@ -263,6 +305,7 @@ export function PlantsTable(props: Props) {
         data-columns={shown.join(' ')}
         onKeyDown={grid.onKeyDown}
         onFocus={grid.onFocus}
+        onBlur={grid.onBlur}
       >
         <caption id="plants-caption" className="sr-only">
           {props.caption}
@@ -277,7 +320,7 @@ export function PlantsTable(props: Props) {
             <tr key={group.id}>
               {group.headers.map((header) => (
                 <th key={header.id} scope="col" className={`th-${header.column.id}`} aria-sort={ariaSort(header.column.id as PlantColumn)}>
-                  {flexRender(header.column.columnDef.header, header.getContext())}
+                  {content(header.column.columnDef.header, header.getContext())}
                 </th>
               ))}
             </tr>
@@ -291,6 +334,7 @@ export function PlantsTable(props: Props) {
                 <EditRow
                   key={row.id}
                   plant={row.original}
+                  mark={mark?.kind ?? null}
                   columns={shown}
                   focusColumn={editing.column}
                   onDone={props.onEditDone}
@@ -309,7 +353,7 @@ export function PlantsTable(props: Props) {
               >
                 {row.getVisibleCells().map((cell) => (
                   <td key={cell.id} className={cell.column.id === 'select' ? 'cell-select' : cell.column.id === 'actions' ? 'cell-actions' : cell.column.id}>
-                    {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    {content(cell.column.columnDef.cell, cell.getContext())}
                   </td>
                 ))}
               </tr>

@@ -1,11 +1,11 @@
 'use client';
 
 import { keepPreviousData } from '@tanstack/react-query';
-import { Leaf, Plus, RefreshCw } from 'lucide-react';
+import { Leaf, Plus } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { BULK_MAX, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { BULK_MAX, PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
 import { takeHeadingFocus } from '../focus';
@@ -26,7 +26,7 @@ import { type Editing, PlantsTable } from './PlantsTable';
 import { RetagDialog } from './RetagDialog';
 import { Toolbar } from './Toolbar';
 import { type Cursor, hasFilters, plantsHref, type PlantsQuery, readPlantsQuery, sameCursor } from './url-state';
-import { useLiveMarks } from './useLiveMarks';
+import { newsText, useLiveMarks } from './useLiveMarks';
 import { useWalkedPage } from './useWalkedPage';
 import { WalkStatus } from './WalkStatus';
 import { usePlantNotices } from './usePlantNotices';
@@ -84,7 +84,10 @@ function PlantsViewInner() {
 
   const filters = { ...(query.q ? { q: query.q } : {}), ...(query.tag ? { tag: query.tag } : {}), ...(query.owner && isAdmin ? { owner: query.owner } : {}) };
   const input = { size: query.size, sort: query.sort, ...(query.cursor ? { cursor: query.cursor } : {}), ...filters };
-  const page = trpc.plants.page.useQuery(input, { placeholderData: keepPreviousData });
+  // With the live feed on, what changes elsewhere is marked and counted (useLiveMarks): the rows are read again
+  // when the person asks (Refresh) or acts, not when the window regains focus, which would move them unasked.
+  const liveOn = useRef(false);
+  const page = trpc.plants.page.useQuery(input, { placeholderData: keepPreviousData, refetchOnWindowFocus: () => !liveOn.current });
   const turning = page.isPlaceholderData;
   // A search whose walk stopped before the page was full asks on by itself (walked-page.ts).
   // Keyed by the address, not by when the answer came: a refetch (window focus, an edit) keeps a person's Stop
@@ -99,7 +102,16 @@ function PlantsViewInner() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [data, turning]);
 
-  const live = useLiveMarks(data?.rows ?? []);
+  const utils = trpc.useUtils();
+  const live = useLiveMarks(
+    data?.rows ?? [],
+    () => utils.client.plants.page.query({ ...input, counts: false }),
+    () => void utils.plants.page.invalidate(),
+  );
+  useEffect(() => {
+    liveOn.current = live.live;
+  }, [live.live]);
+  const news = newsText(live.news);
   const pageKey = plantsHref(query);
   // Another page, sort or filter: nothing is being edited and no mark of the old rows stays.
   const [shownKey, setShownKey] = useState(pageKey);
@@ -144,12 +156,11 @@ function PlantsViewInner() {
     setDeleting(null);
     headingRef.current?.focus();
     if (target.kind === 'rows') {
-      live.ownChange(target.rows.map((row) => row.id));
       const keepForUndo = target.rows.length <= BULK_MAX;
-      const result = await bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length);
+      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length, true, changed));
       actions.deleted(target.rows, result, keepForUndo);
     } else {
-      const result = await bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count, selection.countExact);
+      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count, selection.countExact, changed));
       actions.deletedMatching(result);
     }
     selection.clear();
@@ -158,8 +169,7 @@ function PlantsViewInner() {
   async function runRetag(tag: string | null) {
     setRetagging(false);
     const selected = asBulkSelection(selection.selected);
-    if (selected.kind === 'ids') live.ownChange(selected.ids);
-    const result = await bulk.run({ kind: 'retag', tag }, selected, selection.count, selection.countExact);
+    const result = await live.ownWork((changed) => bulk.run({ kind: 'retag', tag }, selected, selection.count, selection.countExact, changed));
     actions.retagged(tag, result);
     selection.clear();
   }
@@ -174,6 +184,14 @@ function PlantsViewInner() {
   }
   const restoreFocus = useRef<{ row: string; column: string } | null>(null);
 
+  /** Takes in what changed elsewhere. The button goes with the news, so the cursor goes to the table it refreshed. */
+  function refresh() {
+    live.clear();
+    void page.refetch();
+    const cell = document.querySelector<HTMLElement>('.plants-table [data-grid-target][tabindex="0"]');
+    (cell ?? headingRef.current)?.focus();
+  }
+
   const onEdit = (id: bigint, column: PlantFieldName) => {
     if (editing?.id === id) return;
     if (blockedByEdit()) return;
@@ -183,15 +201,25 @@ function PlantsViewInner() {
   return (
     <section aria-labelledby="plants-title" className="plants-view">
       <div className="view-head">
-        <div>
+        <div className="view-head__title">
           <h1 id="plants-title" ref={headingRef} tabIndex={-1}>
             Plants
           </h1>
-          <p>
-            {isAdmin ? 'Every plant in the store, whoever added it.' : 'The plants you added.'}{' '}
+          {/* One line, always: the news of changes elsewhere takes the description's place, so nothing moves. */}
+          <p className="live-line" data-news={news ? 'yes' : 'no'}>
+            {news ? null : <span className="live-line__about">{isAdmin ? 'Every plant, whoever added it.' : 'The plants you added.'}</span>}
             <span className="live-status" data-testid="live" data-state={live.live ? 'on' : 'off'} title="Changes made elsewhere appear here as they happen">
               {live.live ? 'Live' : 'Connecting…'}
             </span>
+            {/* Always in the document, so that what appears in it is announced. */}
+            <span className="live-news" role="status" data-testid="live-news" title={news || undefined}>
+              {news}
+            </span>
+            {news ? (
+              <button type="button" className="link-button live-line__refresh" onClick={refresh}>
+                Refresh
+              </button>
+            ) : null}
           </p>
         </div>
         <div className="view-head__actions">
@@ -207,26 +235,6 @@ function PlantsViewInner() {
 
       <div className="card">
         <Toolbar query={query} isAdmin={isAdmin} onChange={(next) => go(next)} />
-        {live.elsewhere > 0 || live.resync ? (
-          <div className="live-banner" role="status">
-            <p>
-              {live.resync
-                ? 'Many plants changed meanwhile.'
-                : `${live.elsewhere === 1 ? '1 plant was' : `${live.elsewhere} plants were`} added, changed or deleted elsewhere, outside what this page shows.`}
-            </p>
-            <button
-              type="button"
-              className="button button--small"
-              onClick={() => {
-                live.clear();
-                void page.refetch();
-              }}
-            >
-              <RefreshCw className="icon" aria-hidden="true" />
-              Refresh
-            </button>
-          </div>
-        ) : null}
 
         {queryFallback(page, 'plants') ??
           (data && data.rows.length === 0 && !walked.stop ? (
@@ -257,6 +265,7 @@ function PlantsViewInner() {
                 columns={columns}
                 sort={query.sort}
                 onSort={(sort) => go({ ...query, sort, cursor: undefined })}
+                sortKeys={PLANT_SORT_KEYS.filter((key) => key === 'name' || available.includes(key))}
                 selection={selectionView}
                 editing={editing}
                 onEdit={onEdit}
@@ -311,9 +320,9 @@ function PlantsViewInner() {
       {adding ? (
         <AddPlantDialog
           onCancel={() => setAdding(false)}
+          onSaving={(id) => live.ownChange([id])}
           onAdded={(plant) => {
             setAdding(false);
-            live.ownChange([plant.id]);
             actions.added(plant);
           }}
         />

@@ -1,4 +1,4 @@
-import type { PlantFieldName } from '@/shared/plants';
+import { INT64_MIN, type PlantFieldName, type PlantSortKey } from '@/shared/plants';
 
 import type { ColumnSpec } from '../table/fit';
 import { OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
@@ -24,7 +24,18 @@ export const COLUMN_LABELS: Record<PlantColumn, string> = {
   actions: 'Actions',
 };
 
+/** A sort in words, ascending and descending: the sort menu's choices. */
+export const SORT_WORDS: Record<PlantSortKey, { asc: string; desc: string }> = {
+  id: { asc: 'Id, lowest first', desc: 'Id, highest first' },
+  name: { asc: 'Name, A to Z', desc: 'Name, Z to A' },
+  tag: { asc: 'Tag, A to Z (untagged last)', desc: 'Tag, Z to A (untagged first)' },
+  owner: { asc: 'Owner, A to Z', desc: 'Owner, Z to A' },
+  created: { asc: 'Created, oldest first', desc: 'Created, newest first' },
+};
+
 /** Width classes for the id column: one per number of characters, up to an int64 with its sign (20). */
+/** The characters of the widest id: an int64 with its sign. */
+const WIDEST_ID = INT64_MIN.toString().length;
 export const ID_WIDTHS = [4, 7, 10, 13, 16, 20] as const;
 export function idWidthFor(ids: readonly bigint[]): (typeof ID_WIDTHS)[number] {
   const longest = Math.max(2, ...ids.map((id) => id.toString().length));
@@ -33,11 +44,17 @@ export function idWidthFor(ids: readonly bigint[]): (typeof ID_WIDTHS)[number] {
 /** rem per character of the ids' monospace face at its size (0.8125rem), plus the cell's padding. */
 const idRem = (characters: number) => characters * 0.5 + 1.1;
 
-export function plantColumnSpecs(columns: readonly PlantColumn[], idWidth: number): ColumnSpec[] {
+/**
+ * The columns' widths and priorities, for deciding which columns a width shows. The id column counts as wide as
+ * the widest id there can be (an int64 with its sign), whatever the page holds: which columns show depends on
+ * the width alone, not on the page's data (a page of short ids drawn its id column narrower gives the name the
+ * rest, but never a column that another page of the same view would fold).
+ */
+export function plantColumnSpecs(columns: readonly PlantColumn[]): ColumnSpec[] {
   const all: Record<PlantColumn, ColumnSpec> = {
     select: { id: 'select', width: 2.25, priority: 100, always: true },
     actions: { id: 'actions', width: 4.5, priority: 100, always: true },
-    id: { id: 'id', width: idRem(idWidth), priority: 4 },
+    id: { id: 'id', width: idRem(WIDEST_ID), priority: 4 },
     ...(Object.fromEntries(Object.entries(PLANT_FIELD_UI).map(([field, ui]) => [field, { id: field, ...ui.column }])) as Record<PlantFieldName, ColumnSpec>),
     owner: { id: 'owner', width: 7.5, priority: 2 },
     created: { id: 'created', width: 9.5, priority: 1 },

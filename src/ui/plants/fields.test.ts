@@ -28,7 +28,7 @@ describe('the admin page and the declared plant fields', () => {
       expect(COLUMN_LABELS[field]).toBe(PLANT_FIELD_UI[field].label);
       if (field !== 'name') expect(OPTIONAL_COLUMNS).toContain(field);
     }
-    expect(plantColumnSpecs(PLANT_COLUMNS, 4).map((spec) => spec.id)).toEqual(PLANT_COLUMNS);
+    expect(plantColumnSpecs(PLANT_COLUMNS).map((spec) => spec.id)).toEqual(PLANT_COLUMNS);
   });
 
   it("undoes an edit of any of them: the patch back sets each, and removes an optional one the plant lacked", () => {

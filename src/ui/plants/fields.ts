@@ -43,7 +43,10 @@ export type OtherPlantField = Exclude<PlantFieldName, 'name'>;
 export const OTHER_PLANT_FIELDS = PLANT_FIELD_NAMES.filter((field): field is OtherPlantField => field !== 'name');
 export const isPlantField = (column: string): column is PlantFieldName => (PLANT_FIELD_NAMES as readonly string[]).includes(column);
 
-/** The merge patch that puts every declared field back as it was in `plant` (an optional one it lacked: removed). */
-export function patchBackTo(plant: Plant): PlantPatch {
-  return Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? (isOptionalPlantField(field) ? null : undefined)])) as PlantPatch;
+/**
+ * The merge patch that puts the declared fields back as they were in `plant` (an optional one it lacked: removed):
+ * every field, or only `fields` (what a save wrote, so an undo leaves what others changed since alone).
+ */
+export function patchBackTo(plant: Plant, fields: readonly PlantFieldName[] = PLANT_FIELD_NAMES): PlantPatch {
+  return Object.fromEntries(fields.map((field) => [field, plant[field] ?? (isOptionalPlantField(field) ? null : undefined)])) as PlantPatch;
 }

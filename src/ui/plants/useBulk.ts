@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { BULK_MAX, type BulkSelection } from '@/shared/plants';
 import { trpc } from '@/ui/trpc';
 
-import { problemOf } from '../problems';
+import { problemOf, waitingOutRateLimit } from '../problems';
 
 /**
  * Runs a bulk change over a whole selection, call by call (each call takes at most BULK_MAX plants; a
@@ -16,30 +16,25 @@ export type BulkAction = { kind: 'delete'; keepForUndo: boolean } | { kind: 'ret
 /** `doneIds` only for a selection of ids (what undo needs); a "select all" of 100,000 keeps the count. */
 export type BulkResult = { doneCount: number; doneIds: bigint[]; gone: number; failed: string | null };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export function useBulkRunner() {
   const utils = trpc.useUtils();
   const [progress, setProgress] = useState<{ done: number; of: number; ofExact: boolean } | null>(null);
 
-  async function call(action: BulkAction, selection: BulkSelection) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return action.kind === 'delete'
-          ? await utils.client.plants.deleteMany.mutate({ selection, keepForUndo: action.keepForUndo })
-          : await utils.client.plants.retagMany.mutate({ selection, tag: action.tag });
-      } catch (error) {
-        const problem = problemOf(error);
-        if (problem.status !== 429 || attempt >= 30) throw error;
-        await sleep(1000 * Number(/in (\d+) s/.exec(problem.message)?.[1] ?? 1));
-      }
-    }
-  }
+  const call = (action: BulkAction, selection: BulkSelection) =>
+    waitingOutRateLimit(() =>
+      action.kind === 'delete'
+        ? utils.client.plants.deleteMany.mutate({ selection, keepForUndo: action.keepForUndo })
+        : utils.client.plants.retagMany.mutate({ selection, tag: action.tag }),
+    );
 
-  /** `total`: how many the selection holds, exactly or (`totalExact` false) at least: what the progress counts against. */
-  async function run(action: BulkAction, selection: BulkSelection, total: number, totalExact = true): Promise<BulkResult> {
+  /**
+   * `total`: how many the selection holds, exactly or (`totalExact` false) at least: what the progress counts against.
+   * `changed` hears each call's changed ids as it answers (the live feed's echo of them is this tab's own).
+   */
+  async function run(action: BulkAction, selection: BulkSelection, total: number, totalExact = true, changed?: (ids: bigint[]) => void): Promise<BulkResult> {
     const result: BulkResult = { doneCount: 0, doneIds: [], gone: 0, failed: null };
     const record = (outcome: { done: bigint[]; gone: bigint[] }) => {
+      changed?.(outcome.done);
       result.doneCount += outcome.done.length;
       if (selection.kind === 'ids') result.doneIds.push(...outcome.done);
       result.gone += outcome.gone.length;

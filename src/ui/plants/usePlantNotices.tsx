@@ -78,7 +78,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
       });
     },
 
-    renamed({ saved, before }: Exclude<EditOutcome, null>) {
+    renamed({ saved, before, changed }: Exclude<EditOutcome, null>) {
       notices.show({
         kind: 'success',
         content: (
@@ -88,10 +88,11 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
         ),
         action: {
           label: 'Undo',
+          shortcut: 'undo',
           run: async () => {
             try {
               ownChange([saved.id]);
-              await utils.client.plants.update.mutate({ id: saved.id, ...patchBackTo(before) });
+              await utils.client.plants.update.mutate({ id: saved.id, ...patchBackTo(before, changed) });
               await utils.plants.page.invalidate();
               notices.show({
                 kind: 'info',
@@ -126,7 +127,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
         ) : (
           `Deleted ${plural(rows.length, '1 plant', 'plants')}${gone}.`
         ),
-        ...(undoable && result.doneIds.length > 0 ? { action: { label: 'Undo', run: () => restore(rows, result.doneIds) } } : {}),
+        ...(undoable && result.doneIds.length > 0 ? { action: { label: 'Undo', shortcut: 'undo' as const, run: () => restore(rows, result.doneIds) } } : {}),
       });
     },
 

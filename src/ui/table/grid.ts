@@ -7,7 +7,9 @@ import { type KeyboardEvent, type RefObject, useCallback, useLayoutEffect, useRe
  * tabindex), arrow keys between cells and rows, Home/End in a row, Ctrl+Home/End to the first and last
  * row, Page Up/Down by ten rows, Enter (or F2) on an editable cell to edit it. A cell's widget (a checkbox,
  * a button) takes the focus itself; other cells are focusable. Targets are the elements marked
- * `data-grid-target` inside rows marked `data-grid-row`, in document order.
+ * `data-grid-target` inside rows marked `data-grid-row`, in document order. A render that takes the focused
+ * target away (its row refreshed away, replaced) gives the focus to the same row, or the row now in its place,
+ * instead of leaving it to <body>.
  */
 export type GridOptions = {
   /** Enter or F2 on a target marked `data-grid-edit`: its row's key and the target's column. */
@@ -19,6 +21,8 @@ const TARGET = '[data-grid-target]';
 
 export function useGrid(tableRef: RefObject<HTMLTableElement | null>, options: GridOptions = {}) {
   const active = useRef<{ row: string | null; index: number }>({ row: null, index: 0 });
+  /** The target that has the focus, and its row's place: a render that removes it hands the focus on from there. */
+  const holder = useRef<{ element: HTMLElement; rowIndex: number } | null>(null);
   const optionsRef = useRef(options);
   useLayoutEffect(() => {
     optionsRef.current = options;
@@ -74,11 +78,40 @@ export function useGrid(tableRef: RefObject<HTMLTableElement | null>, options: G
     [rows, focusAt],
   );
 
-  const onFocus = useCallback((event: React.FocusEvent) => {
-    const target = (event.target as HTMLElement).closest<HTMLElement>(TARGET);
-    const row = target?.closest<HTMLElement>(ROW);
-    if (!target || !row) return;
-    active.current = { row: row.dataset.gridRow ?? null, index: targetsOf(row).indexOf(target) };
+  // After every render, too: a render that removed the focused target hands the focus on from its place.
+  useLayoutEffect(() => {
+    const held = holder.current;
+    if (!held || held.element.isConnected) return;
+    holder.current = null;
+    // Only when nothing else took the focus (an editor's field, a dialog): it fell to <body> with its element.
+    if (document.activeElement && document.activeElement !== document.body) return;
+    const row = active.current.row;
+    if (row === null || !focusRow(row)) focusAt(held.rowIndex, active.current.index);
+  });
+
+  const onFocus = useCallback(
+    (event: React.FocusEvent) => {
+      const target = (event.target as HTMLElement).closest<HTMLElement>(TARGET);
+      const row = target?.closest<HTMLElement>(ROW);
+      if (!target || !row) return;
+      active.current = { row: row.dataset.gridRow ?? null, index: targetsOf(row).indexOf(target) };
+      holder.current = { element: target, rowIndex: rows().indexOf(row) };
+    },
+    [rows],
+  );
+
+  /** Focus moved on by the person (to another element, or a click on the page's background): nothing to give back. */
+  const onBlur = useCallback((event: React.FocusEvent) => {
+    if (event.relatedTarget) {
+      holder.current = null;
+      return;
+    }
+    // No next element: a click on the background, the window left, or the element removed (then the render's
+    // layout effect above has already handed the focus on). Still in the document, it was the person's move.
+    const element = event.target;
+    setTimeout(() => {
+      if (holder.current?.element === element && element.isConnected && document.activeElement !== element) holder.current = null;
+    });
   }, []);
 
   const onKeyDown = useCallback(
@@ -126,5 +159,5 @@ export function useGrid(tableRef: RefObject<HTMLTableElement | null>, options: G
     [rows, focusAt],
   );
 
-  return { onKeyDown, onFocus, focusRow };
+  return { onKeyDown, onFocus, onBlur, focusRow };
 }

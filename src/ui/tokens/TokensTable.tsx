@@ -1,6 +1,6 @@
 'use client';
 
-import { ShieldAlert } from 'lucide-react';
+import { ShieldAlert, UserCog } from 'lucide-react';
 
 import type { RouterOutputs } from '@/ui/trpc';
 
@@ -24,11 +24,22 @@ const COLUMNS: ColumnSpec[] = [
   { id: 'lastUsed', width: 8.5, priority: 3 },
   { id: 'expires', width: 8.5, priority: 1 },
   { id: 'state', width: 7, priority: 4 },
-  { id: 'actions', width: 6, priority: 100, always: true },
+  { id: 'actions', width: 8, priority: 100, always: true },
 ];
 
 /** Every token, one line each where the width allows; what a narrow window folds goes under the user. */
-export function TokensTable({ tokens, busy, onRevoke }: { tokens: TokenRow[]; busy: boolean; onRevoke: (token: TokenRow) => void }) {
+export function TokensTable({
+  tokens,
+  busy,
+  onRevoke,
+  onChangeRole,
+}: {
+  tokens: TokenRow[];
+  busy: boolean;
+  onRevoke: (token: TokenRow) => void;
+  /** A role is the user's: offered on each of their working tokens' rows. */
+  onChangeRole: (token: TokenRow) => void;
+}) {
   const [fit, frameRef] = useColumnFit(COLUMNS);
   const shows = (column: string) => fit.shown.has(column);
   const now = new Date();
@@ -125,20 +136,33 @@ export function TokensTable({ tokens, busy, onRevoke }: { tokens: TokenRow[]; bu
                   </td>
                 ) : null}
                 <td className="cell-actions">
-                  {state === 'revoked' ? null : token.lastAdminToken ? (
-                    <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">
-                      <ShieldAlert className="icon" aria-hidden="true" />
-                      <span className="sr-only">The last working admin token: it cannot be revoked</span>
-                    </span>
-                  ) : (
-                    <button
-                      type="button"
-                      className="button button--small button--danger-quiet"
-                      aria-label={`Revoke token ${token.id} (${token.prefix}…) of ${token.userName}`}
-                      onClick={() => onRevoke(token)}
-                    >
-                      Revoke
-                    </button>
+                  {state === 'revoked' ? null : (
+                    <div className="row-actions">
+                      <button
+                        type="button"
+                        className="button button--small button--quiet icon-button"
+                        aria-label={`${token.role === 'admin' ? 'Make a member' : 'Make an admin'}: ${token.userName} (token ${token.id})`}
+                        title={token.role === 'admin' ? 'Make a member' : 'Make an admin'}
+                        onClick={() => onChangeRole(token)}
+                      >
+                        <UserCog className="icon" aria-hidden="true" />
+                      </button>
+                      {token.lastAdminToken ? (
+                        <span className="badge" data-testid="last-admin-note" title="The last working admin token cannot be revoked">
+                          <ShieldAlert className="icon" aria-hidden="true" />
+                          <span className="sr-only">The last working admin token: it cannot be revoked</span>
+                        </span>
+                      ) : (
+                        <button
+                          type="button"
+                          className="button button--small button--danger-quiet"
+                          aria-label={`Revoke token ${token.id} (${token.prefix}…) of ${token.userName}`}
+                          onClick={() => onRevoke(token)}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </div>
                   )}
                 </td>
               </tr>

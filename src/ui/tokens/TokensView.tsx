@@ -3,7 +3,7 @@
 import { KeyRound, ShieldAlert } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 
-import { userNameSchema } from '@/shared/users';
+import { tokenExpiryDaysSchema, userNameSchema } from '@/shared/users';
 import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { ConfirmDialog } from '../ConfirmDialog';
@@ -14,11 +14,19 @@ import { asSentence, problemOf } from '../problems';
 import { queryFallback } from '../QueryFallback';
 import { useSession } from '../session';
 import { UserText } from '../UserText';
+import { When } from '../When';
 import { TokensTable } from './TokensTable';
 
 type TokenRow = RouterOutputs['tokens']['list'][number];
 type Issued = RouterOutputs['tokens']['create'];
 type Role = TokenRow['role'];
+
+/** The expiry field's text as days (empty: none), or the router's words for what is wrong with it. */
+function expiryOf(text: string): { days: number | undefined } | { problem: string } {
+  if (text.trim() === '') return { days: undefined };
+  const result = tokenExpiryDaysSchema.safeParse(/^\d{1,9}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN);
+  return result.success ? { days: result.data } : { problem: result.error.issues[0]?.message ?? 'expiry is not valid' };
+}
 
 /** The router's user-name rule and its words, from the one schema both use. */
 function userNameProblem(text: string): string | null {
@@ -49,16 +57,22 @@ function TokensAdmin() {
 
   const [userName, setUserName] = useState('');
   const [role, setRole] = useState<Role>('member');
+  const [expiry, setExpiry] = useState('');
+  const [expiryError, setExpiryError] = useState<string | null>(null);
+  const expiryRef = useRef<HTMLInputElement>(null);
   const [userError, setUserError] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [issued, setIssued] = useState<Issued | null>(null);
   const [revoking, setRevoking] = useState<TokenRow | null>(null);
+  const [changingRole, setChangingRole] = useState<TokenRow | null>(null);
+  /** What the last revoke or role change did, above the list. */
   const [revokeMessage, setRevokeMessage] = useState<{ kind: 'info' | 'error'; text: string } | null>(null);
 
   const create = trpc.tokens.create.useMutation({
     onSuccess: async (result) => {
       setIssued(result);
       setUserName('');
+      setExpiry('');
       setUserError(null);
       await utils.tokens.list.invalidate();
     },
@@ -68,6 +82,9 @@ function TokensAdmin() {
       if (problem.field === 'userName') {
         setUserError(asSentence(problem.message));
         userRef.current?.focus();
+      } else if (problem.field === 'expiresInDays') {
+        setExpiryError(asSentence(problem.message));
+        expiryRef.current?.focus();
       } else setFormError(`The token was not created: ${problem.message}.`);
     },
   });
@@ -87,6 +104,16 @@ function TokensAdmin() {
     onSettled: () => utils.tokens.list.invalidate(),
   });
 
+  const setUserRole = trpc.tokens.setRole.useMutation({
+    onSuccess: (changed) =>
+      setRevokeMessage({ kind: 'info', text: `${changed.userName} is ${changed.role === 'admin' ? 'an admin' : 'a member'} now, with every token of theirs.` }),
+    onError: (error) => {
+      const problem = problemOf(error);
+      if (problem.status !== 401) setRevokeMessage({ kind: 'error', text: `The role was not changed: ${problem.message}.` });
+    },
+    onSettled: () => utils.tokens.list.invalidate(),
+  });
+
   const users = new Map<string, Role>();
   for (const token of tokens.data ?? []) users.set(token.userName, token.role);
   const existingRole = users.get(userName.trim());
@@ -102,7 +129,14 @@ function TokensAdmin() {
       return;
     }
     setUserError(null);
-    create.mutate({ userName: userName.trim(), role });
+    const expires = expiryOf(expiry);
+    if ('problem' in expires) {
+      setExpiryError(asSentence(expires.problem));
+      expiryRef.current?.focus();
+      return;
+    }
+    setExpiryError(null);
+    create.mutate({ userName: userName.trim(), role, ...(expires.days === undefined ? {} : { expiresInDays: expires.days }) });
   }
 
   const lastAdminToken = tokens.data?.find((token) => token.lastAdminToken);
@@ -155,6 +189,24 @@ function TokensAdmin() {
               <option value="admin">admin</option>
             </select>
           </div>
+          <Field
+            id="token-expiry"
+            label="Expires after (days)"
+            hint="Empty: until revoked."
+            inputMode="numeric"
+            autoComplete="off"
+            value={expiry}
+            onChange={(event) => {
+              setExpiry(event.target.value);
+              setExpiryError(null);
+            }}
+            onBlur={() => {
+              const expires = expiryOf(expiry);
+              setExpiryError('problem' in expires ? asSentence(expires.problem) : null);
+            }}
+            error={expiryError}
+            inputRef={expiryRef}
+          />
           <button type="submit" className="button button--primary" aria-disabled={create.isPending}>
             {create.isPending ? <span className="spinner" aria-hidden="true" /> : <KeyRound className="icon" aria-hidden="true" />}
             {create.isPending ? 'Creating…' : 'Create token'}
@@ -178,6 +230,11 @@ function TokensAdmin() {
           <h2 id="issued-title">
             New token for <UserText>{issued.userName}</UserText> ({issued.role})
           </h2>
+          {issued.expiresAt ? (
+            <p>
+              It works until <When date={issued.expiresAt} />.
+            </p>
+          ) : null}
           <p>Copy it now: it is shown only this once, and cannot be seen again.</p>
           <OneTimeValue
             key={issued.token}
@@ -216,10 +273,34 @@ function TokensAdmin() {
               setRevokeMessage(null);
               setRevoking(token);
             }}
+            onChangeRole={(token) => {
+              setRevokeMessage(null);
+              setChangingRole(token);
+            }}
           />
         )}
       </div>
 
+      {changingRole ? (
+        <ConfirmDialog
+          title={changingRole.role === 'admin' ? `Make ${changingRole.userName} a member?` : `Make ${changingRole.userName} an admin?`}
+          confirmLabel={changingRole.role === 'admin' ? 'Make a member' : 'Make an admin'}
+          onConfirm={() => {
+            const token = changingRole;
+            setChangingRole(null);
+            setUserRole.mutate({ id: token.id, role: token.role === 'admin' ? 'member' : 'admin' });
+          }}
+          onCancel={() => setChangingRole(null)}
+        >
+          <p>
+            A role is the user’s: every token of “<UserText>{changingRole.userName}</UserText>” changes with it, at once, on the REST API and on this page.{' '}
+            {changingRole.role === 'admin'
+              ? 'As a member they see only their own plants and no longer manage tokens or webhooks. The last admin with a working token stays an admin.'
+              : 'As an admin they see every plant and manage tokens and webhooks.'}
+          </p>
+          {changingRole.current && changingRole.role === 'admin' ? <p className="notice notice--warning">This is you: this page then shows you a member’s view.</p> : null}
+        </ConfirmDialog>
+      ) : null}
       {revoking ? (
         <ConfirmDialog
           title="Revoke this token?"

@@ -22,11 +22,11 @@ import type { Retry } from './useRetry';
 const LOG_COLUMNS: ColumnSpec[] = [
   { id: 'event', width: 'fill', min: 9, priority: 100, always: true },
   { id: 'plant', width: 9, priority: 3 },
-  { id: 'created', width: 8, priority: 2 },
+  { id: 'created', width: 9.5, priority: 2 },
   { id: 'state', width: 8, priority: 5 },
   { id: 'last', width: 10, priority: 4 },
   { id: 'next', width: 6.5, priority: 1 },
-  { id: 'actions', width: 8.5, priority: 100, always: true },
+  { id: 'actions', width: 6, priority: 100, always: true },
 ];
 
 /** Deliveries per page of the log. One more is asked for, to know whether older ones follow. */
@@ -72,7 +72,11 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
   const rows = data?.slice(0, LOG_PAGE_SIZE) ?? [];
   const [fit, frameRef] = useColumnFit(LOG_COLUMNS);
   const shows = (column: string) => fit.shown.has(column);
-  const counts = trpc.webhooks.backlog.useQuery({ id: endpoint.id }).data?.counts;
+  const backlog = trpc.webhooks.backlog.useQuery({ id: endpoint.id }).data;
+  const counts = backlog?.counts;
+  // The oldest waiting delivery goes first; every newer waiting one is held behind it.
+  const head = backlog?.oldest[0]?.id ?? null;
+  const behind = (delivery: { id: number; status: string }) => (delivery.status === 'pending' && head !== null && delivery.id > head ? head : null);
   const total = counts === undefined ? undefined : query.state ? counts[query.state] : counts.pending + counts.delivered + counts.failed;
   const hasOlder = (data?.length ?? 0) > LOG_PAGE_SIZE;
   const now = useNow(rows.some((delivery) => delivery.status === 'pending') ? 1_000 : null);
@@ -179,7 +183,7 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
                       </span>
                     );
                     const plant = delivery.plantId === null ? <span className="muted">—</span> : delivery.plantId.toString();
-                    const next = <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} />;
+                    const next = <NextTry at={delivery.status === 'pending' ? delivery.nextAttemptAt : null} now={now} behind={behind(delivery)} />;
                     return (
                       <tr key={delivery.id} data-delivery-id={delivery.id} data-state={delivery.status}>
                         <td data-label="Event">
@@ -220,15 +224,15 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
                             {delivery.status !== 'delivered' ? (
                               <button
                                 type="button"
-                                className="button button--small"
+                                className="button button--small button--quiet icon-button"
                                 aria-label={`Retry delivery ${delivery.id} now`}
+                                title="Retry now"
                                 aria-disabled={retry.pending === delivery.id}
                                 onClick={() => {
                                   if (retry.pending !== delivery.id) retry.run(delivery.id);
                                 }}
                               >
                                 {retry.pending === delivery.id ? <span className="spinner" aria-hidden="true" /> : <RotateCw className="icon" aria-hidden="true" />}
-                                Retry now
                               </button>
                             ) : null}
                             <button
@@ -266,7 +270,7 @@ export function DeliveryLog({ endpoint, query, go, onSendTest, retry }: LogProps
           </>
         ))}
 
-      {shown ? <DeliveryDialog delivery={shown} now={now} onClose={() => setViewing(null)} /> : null}
+      {shown ? <DeliveryDialog delivery={shown} now={now} behind={behind(shown)} onClose={() => setViewing(null)} /> : null}
     </section>
   );
 }

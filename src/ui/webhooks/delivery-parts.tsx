@@ -28,9 +28,20 @@ export function useNow(intervalMs: number | null): number {
   return now;
 }
 
-/** "in 12 sec.", "in 4 min.", or "due now" once the time has come (the delivery may wait behind older ones). */
-export function NextTry({ at, now }: { at: string | null; now: number }) {
+/**
+ * "in 12 sec.", "in 4 min.", or "due now" once the time has come; for a delivery held behind an older one of the
+ * same endpoint (`behind`: that one's id; an endpoint gets its events in order), "after #12": its own time says
+ * nothing then, as it goes once the older one has gone.
+ */
+export function NextTry({ at, now, behind = null }: { at: string | null; now: number; behind?: number | null }) {
   if (at === null) return <span className="muted">—</span>;
+  if (behind !== null) {
+    return (
+      <span className="next-behind" title={`Waiting behind an earlier delivery, #${behind}: an endpoint gets its events in order`}>
+        after #{behind}
+      </span>
+    );
+  }
   const date = new Date(at);
   const seconds = Math.round((date.getTime() - now) / 1000);
   const text =
@@ -96,7 +107,7 @@ function Detail({ term, children }: { term: string; children: ReactNode }) {
 }
 
 /** Everything the log keeps of one delivery, the receiver's whole answer among it, as text. */
-export function DeliveryDialog({ delivery, now, onClose }: { delivery: WebhookDelivery; now: number; onClose: () => void }) {
+export function DeliveryDialog({ delivery, now, behind, onClose }: { delivery: WebhookDelivery; now: number; behind: number | null; onClose: () => void }) {
   const error = delivery.lastError;
   return (
     <Modal title={`Delivery ${delivery.id}`} onCancel={onClose} describedBy={false} className="dialog--wide">
@@ -122,7 +133,7 @@ export function DeliveryDialog({ delivery, now, onClose }: { delivery: WebhookDe
         ) : null}
         {delivery.status === 'pending' ? (
           <Detail term="Next try">
-            <NextTry at={delivery.nextAttemptAt} now={now} />
+            <NextTry at={delivery.nextAttemptAt} now={now} behind={behind} />
           </Detail>
         ) : null}
         {delivery.deliveredAt ? <Detail term="Delivered">{formatFullDate(new Date(delivery.deliveredAt))}</Detail> : null}

@@ -1,13 +1,14 @@
 import { type AuthState, authFailure } from '@/server/auth/auth-state';
 import { resolveBearer } from '@/server/tokens/bearer';
-import { authenticationFailures, rateLimitRefusals } from '@/server/observability/metrics';
+import type { Logger } from '@/server/log';
+import { authenticationFailures, rateLimitRefusals, sharedBudgetCalls } from '@/server/observability/metrics';
 import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
 
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
 
 import { addressGroup } from './client-address';
-import { createRateLimiter, type RateDecision, type RateLimitPolicy } from './rate-limit';
+import { createRateLimiter, createSharedRateLimiter, type RateDecision, type RateLimiter, type RateLimitPolicy, type SharedBudget } from './rate-limit';
 
 const AUTHORIZATION = new Set(['authorization']);
 
@@ -15,7 +16,32 @@ export type AuthGuardOptions = {
   /** Requests per token, and requests with an invalid token per client address; null turns one off. */
   perToken: RateLimitPolicy | null;
   authFailuresPerAddress: RateLimitPolicy | null;
+  /**
+   * The budgets every instance shares (PostgreSQL: db/rate-budget.ts), for each of the two limits; without it
+   * (SQLite) the buckets are this process's own.
+   */
+  sharedBudget?: (kind: 'token' | 'address', policy: RateLimitPolicy) => SharedBudget;
+  /** Where a shared budget that stops answering (and answers again) is told. */
+  log?: Pick<Logger, 'warn' | 'info'>;
 };
+
+/** The limiter of one policy: shared by the instances where a shared budget is given, else this process's. */
+function limiterFor(kind: 'token' | 'address', policy: RateLimitPolicy | null, options: AuthGuardOptions): RateLimiter | undefined {
+  if (!policy) return undefined;
+  if (!options.sharedBudget) return createRateLimiter(policy);
+  let failing = false;
+  return createSharedRateLimiter(policy, options.sharedBudget(kind, policy), {
+    onCall(outcome, error) {
+      sharedBudgetCalls.labels(outcome).inc();
+      if (outcome === 'failed' && !failing) {
+        options.log?.warn({ err: error, limiter: kind }, 'the shared rate-limit budget does not answer: this instance counts alone until it does');
+      } else if (outcome !== 'failed' && failing) {
+        options.log?.info({ limiter: kind }, 'the shared rate-limit budget answers again');
+      }
+      failing = outcome === 'failed';
+    },
+  });
+}
 
 function tooManyRequests(decision: Extract<RateDecision, { allowed: false }>, subject: string): Refusal {
   rateLimitRefusals.labels(subject === 'for this token' ? 'token' : 'address').inc();
@@ -47,8 +73,8 @@ export type ChargeRefused = { message: string; headers: Record<string, string>; 
  * charged what it does, on whichever door (docs/api.md, "Rate limits: a call is charged what it does").
  */
 export function createAuthGuard(options: AuthGuardOptions) {
-  const perToken = options.perToken ? createRateLimiter(options.perToken) : undefined;
-  const perAddress = options.authFailuresPerAddress ? createRateLimiter(options.authFailuresPerAddress) : undefined;
+  const perToken = limiterFor('token', options.perToken, options);
+  const perAddress = limiterFor('address', options.authFailuresPerAddress, options);
 
   async function authenticate(request: FrontRequest, cost = 1): Promise<AuthState> {
     // Node keeps the first of two Authorization fields; a proxy may read the other, so neither counts. A token
@@ -57,31 +83,40 @@ export function createAuthGuard(options: AuthGuardOptions) {
     const auth: AuthState = resolved instanceof Promise ? await resolved : resolved;
     if (auth.status === 'signedIn') {
       request.trace.userId = auth.actor.userId;
-      const decision = perToken?.(String(auth.tokenId), cost);
+      const taken = perToken?.(String(auth.tokenId), cost);
+      const decision = taken instanceof Promise ? await taken : taken;
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'for this token');
     } else if (auth.status === 'invalid') {
       authenticationFailures.labels(request.trace.door ?? 'front').inc();
-      const decision = perAddress?.(addressGroup(request.clientAddress));
+      const taken = perAddress?.(addressGroup(request.clientAddress));
+      const decision = taken instanceof Promise ? await taken : taken;
       if (decision && !decision.allowed) throw tooManyRequests(decision, 'with invalid tokens from this address');
     }
     return auth;
   }
 
-  /** Takes `units` more from a signed-in caller's bucket: undefined when they were there, else the refusal. */
-  function chargeMore(auth: AuthState, units: number): ChargeRefused | undefined {
-    if (units <= 0 || auth.status !== 'signedIn' || !perToken) return undefined;
-    const decision = perToken(String(auth.tokenId), units);
+  function chargeRefused(decision: RateDecision): ChargeRefused | undefined {
     if (decision.allowed) return undefined;
     const refusal = tooManyRequests(decision, 'for this token');
     return { message: refusal.problem.message, headers: refusal.headers, retryAfterMs: decision.retryAfterMs };
   }
 
   /**
-   * A body's cost, charged once it is read and before anything parses it: one unit per BODY_BYTES_PER_UNIT
-   * beyond the first (the call's own unit covers that). Throws a 429 Refusal.
+   * Takes `units` more from a signed-in caller's bucket: undefined when they were there, else the refusal. At
+   * once when this process decides alone or holds the units, else once the shared budget answered.
    */
-  function chargeForBody(auth: AuthState, bytes: number): void {
-    const refused = chargeMore(auth, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
+  function chargeMore(auth: AuthState, units: number): ChargeRefused | undefined | Promise<ChargeRefused | undefined> {
+    if (units <= 0 || auth.status !== 'signedIn' || !perToken) return undefined;
+    const decision = perToken(String(auth.tokenId), units);
+    return decision instanceof Promise ? decision.then(chargeRefused) : chargeRefused(decision);
+  }
+
+  /**
+   * A body's cost, charged once it is read and before anything parses it: one unit per BODY_BYTES_PER_UNIT
+   * beyond the first (the call's own unit covers that). Rejects with a 429 Refusal.
+   */
+  async function chargeForBody(auth: AuthState, bytes: number): Promise<void> {
+    const refused = await chargeMore(auth, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
     if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
   }
 

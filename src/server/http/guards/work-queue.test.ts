@@ -8,7 +8,12 @@ import { Refusal } from '../reply';
 import { createWorkQueue } from './work-queue';
 
 /** An answer that closes when the test says so: all the queue reads of a ServerResponse. */
-const answer = () => new EventEmitter() as unknown as ServerResponse & EventEmitter;
+const answer = () => {
+  const emitter = new EventEmitter() as unknown as ServerResponse & EventEmitter & { closed: boolean };
+  emitter.closed = false;
+  emitter.once('close', () => (emitter.closed = true));
+  return emitter;
+};
 const settled = async () => {
   for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
 };
@@ -53,5 +58,14 @@ describe('the work queue', () => {
     gone.emit('close');
     await expect(goneTurn).rejects.toBeInstanceOf(Refusal);
     await expect(queue(1, last)).resolves.toBeUndefined();
+  });
+
+  it('takes no place for a client that left before it asked for a turn (while its token or its rate limit was checked)', async () => {
+    const waitForTurn = createWorkQueue(1);
+    const left = answer();
+    left.emit('close');
+    await expect(waitForTurn(1, left)).rejects.toBeInstanceOf(Refusal);
+    // The one place is still free.
+    await expect(waitForTurn(1, answer())).resolves.toBeUndefined();
   });
 });

@@ -33,7 +33,13 @@ export function createWorkQueue(capacity = MAX_CALLS_AT_ONCE) {
     }
   }
 
+  const gone = () => refuse('bodyTimeout', 'the client closed the connection before its turn');
+
   return function waitForTurn(calls: number, response: ServerResponse): Promise<void> {
+    // A client that left while its request was read or checked (a token looked up, a slice of its rate-limit
+    // budget asked for) has closed its answer before the listeners below could hear it: the places it took
+    // would never come back, and ten such requests would leave no place to anyone.
+    if (response.closed) return Promise.reject(gone());
     const places = Math.min(Math.max(calls, 1), capacity);
     // Places free and nobody waiting: the request goes on at once, on the turn of the I/O that brought it,
     // which nothing else is waiting to follow. (A setImmediate here cost every request a turn of the event
@@ -47,7 +53,6 @@ export function createWorkQueue(capacity = MAX_CALLS_AT_ONCE) {
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      const gone = () => refuse('bodyTimeout', 'the client closed the connection before its turn');
       let state: 'waiting' | 'started' | 'closed' = 'waiting';
       const release = () => {
         inUse -= places;

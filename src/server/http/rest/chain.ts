@@ -87,8 +87,8 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     if (route.protect) requireToken(auth);
     // What the procedure charges beyond the door's unit: an answer kept for its ETag is charged the same again.
     let charged = 0;
-    const context = contextFor(auth, request.id, (units) => {
-      const refused = authenticate.chargeMore(auth, units);
+    const context = contextFor(auth, request.id, async (units) => {
+      const refused = await authenticate.chargeMore(auth, units);
       if (!refused) charged += units;
       return refused;
     });
@@ -99,7 +99,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const idempotencyKey = route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER) ? readIdempotencyKey(request.raw) : undefined;
 
     // A conditional GET's ETag names the caller's version of the data: known at once where the process keeps it
-    // (SQLite, plants/versions.ts), else a read to run (below).
+    // (SQLite; PostgreSQL while it hears every commit: plants/versions.ts), else a read to run (below).
     const versionOf = route.conditional;
     const conditional = versionOf !== undefined && auth.status === 'signedIn' && route.method === 'GET';
     const version = conditional ? versionOf(auth.actor) : undefined;
@@ -110,19 +110,19 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // refusals cost; a version that needs a query waits for its turn below, like every call. Whether the ETag's
     // answer was given before is noted: its body is kept only when it is asked for a second time.
     let askedBefore = false;
-    const answerKept = (etag: string): Reply | undefined => {
+    const answerKept = async (etag: string): Promise<Reply | undefined> => {
       const kept = answers.get(url.pathname, etag);
       if (kept === undefined) return undefined;
       askedBefore = true;
       if (noneMatch(request.raw, etag)) return conditionalReply(null, etag, kept.link);
       if (kept.body === undefined || etag !== knownEtag) return undefined;
-      const refused = authenticate.chargeMore(auth, kept.units);
+      const refused = await authenticate.chargeMore(auth, kept.units);
       if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
       return conditionalReply(kept.body, etag, kept.link);
     };
     const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
     const knownEtag = typeof version === 'string' ? entityTag(route, version, knownInput) : undefined;
-    const keptNow = knownEtag === undefined ? undefined : answerKept(knownEtag);
+    const keptNow = knownEtag === undefined ? undefined : await answerKept(knownEtag);
     if (keptNow !== undefined) return keptNow;
 
     let bytes: Buffer | undefined;
@@ -131,7 +131,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       // so its media type is checked only when something came.
       if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.textBody ? CSV_TYPES : route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       bytes = await readBody(request, response);
-      authenticate.chargeForBody(auth, bytes.byteLength);
+      await authenticate.chargeForBody(auth, bytes.byteLength);
     }
     // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
@@ -154,7 +154,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Link included: remembered from the 200 this process answered with that ETag, or else made by running the
     // procedure after all (another instance served the 200, or it was forgotten). Looked up again after the
     // turn: another request may have answered the same ETag while this one waited.
-    const known = etagFirst === undefined ? undefined : answerKept(etagFirst);
+    const known = etagFirst === undefined ? undefined : await answerKept(etagFirst);
     if (known !== undefined) return known;
     if (conditional && etagFirst === undefined) context.responseHints.versionWanted = true;
     const answer = async (): Promise<Answered> => {

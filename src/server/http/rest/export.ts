@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 
 import { createSchema } from 'zod-openapi';
 
+import { holdStream } from '@/server/auth/held-streams';
 import { claimExport, plantsCsv } from '@/server/plants/export';
 import { problemFromError } from '@/server/problems';
 import { AppError, type ErrorKind } from '@/shared/errors';
@@ -11,6 +12,7 @@ import { exportPlantsInput, PLANT_SORT_KEYS, plantFilters } from '@/shared/plant
 import { type Authenticate, requireToken } from '../guards/auth';
 import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
 import { problemReply, type Reply, Refusal, refuse, writeReply } from '../reply';
+import { cutOffWhenStalled } from '../stalled-stream';
 
 export const EXPORT_PATH = '/api/plants/export';
 
@@ -27,8 +29,13 @@ export const EXPORT_ERRORS: readonly ErrorKind[] = ['invalidQueryParameter', 'ow
  *
  * A separate path rather than content negotiation on the list: the list pages (`limit`, `Link`), the export
  * does not. Kept apart from the REST chain, which only knows JSON procedures.
+ *
+ * What it holds is bounded (plants/export.ts): a place among the open exports (one per token), a turn at the
+ * database only while a batch is read, and the connection only while its client keeps reading (`stallMs`). It
+ * is cut off, like a failure after the first byte, once its token no longer allows it (revoked, expired,
+ * deleted, or speaking for someone else: auth/held-streams.ts), on whichever instance that was decided.
  */
-export function createExportRoute(options: { authenticate: Authenticate }) {
+export function createExportRoute(options: { authenticate: Authenticate; stallMs: number }) {
   return async function serveExport(request: FrontRequest, response: ServerResponse): Promise<Reply | null> {
     request.trace.door = 'rest';
     const allow = { Allow: 'GET, HEAD, OPTIONS' };
@@ -76,12 +83,22 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
     const aborted = new AbortController();
     const onClose = () => aborted.abort(new Error('the client went away'));
     response.once('close', onClose);
+    const unhold = holdStream({
+      tokenId: auth.tokenId,
+      actor: auth.actor,
+      end: () => {
+        aborted.abort(new Error("the token's access ended"));
+        // Before the first byte the abort answers it; after it, the file is cut short.
+        if (response.headersSent) response.destroy();
+      },
+    });
     const rows = plantsCsv(auth.actor, (units) => options.authenticate.chargeMore(auth, units), { q, tag, owner, sort }, aborted.signal);
     try {
       // The first chunk (the header line) comes after the checks a query can fail, so a failure there is
       // still a proper answer.
       const first = await rows.next();
       response.writeHead(200, headers);
+      cutOffWhenStalled(response, options.stallMs);
       if (!first.done) response.write(first.value);
       for await (const chunk of rows) {
         if (aborted.signal.aborted) break;
@@ -98,6 +115,7 @@ export function createExportRoute(options: { authenticate: Authenticate }) {
       }
     } finally {
       response.off('close', onClose);
+      unhold();
       release();
     }
     return null;

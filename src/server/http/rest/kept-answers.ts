@@ -8,11 +8,12 @@
  * polling an unchanged list would otherwise run the list's query every time for the same answer; kept, the
  * answer costs what a 304 costs plus its bytes (docs/decisions/0013-kept-list-answers.md).
  *
- * Only answers made under a version the process knows at once are kept with their body (SQLite's watch,
- * plants/versions.ts): the request that reads it again learns its ETag without a query. The chain keeps a body
- * only for an ETag asked for a second time (the first request leaves its Link, as before), so a query asked
- * once, as most are, costs no more than it did; and only when the version read after the procedure is still the
- * one read before, so no commit fell between the ETag and the rows.
+ * Only answers made under a version the process knows at once are kept with their body (SQLite's watch, and on
+ * PostgreSQL the versions kept while every commit is heard: plants/versions.ts): the request that reads it again
+ * learns its ETag without a query. The chain keeps a body only for an ETag asked for a second time (the first
+ * request leaves its Link, as before), so a query asked once, as most are, costs no more than it did; and only
+ * when the version read after the procedure is still the one read before, so no commit fell between the ETag and
+ * the rows.
  *
  * Bounded twice, apart: the answers' Links and charges by count (a Link is ~200 bytes; a client sending many
  * distinct queries only pushes old ones out, and a forgotten one costs running the procedure once more), and the

@@ -69,6 +69,12 @@ Every failure is \`{"error": <int32>, "message": <string>}\`; each operation lis
 |---|---|---|
 ${errorTable}`;
 
+/**
+ * The package is private and names no licence (package.json); the document says so rather than leave the field
+ * out. No SPDX licence fits a proprietary API: SPDX's own form for a licence it does not list is `LicenseRef-…`.
+ */
+const LICENSE = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+
 const TAGS = [
   { name: 'plants', description: 'The catalogue: create, list (by id, in pages, with filters), rename or re-tag, delete. Members see and change their own plants, admins all.' },
   { name: 'webhooks', description: 'Admins only: endpoints that receive `plant.created` and `plant.deleted` events (see `webhooks`), and their delivery logs.' },
@@ -160,7 +166,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
     baseUrl: '/api',
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token such as `pst_…` from `npm run token -- create`.' } },
   });
-  Object.assign(document.info, { contact: { name: 'Plant Store' } });
+  Object.assign(document.info, { contact: { name: 'Plant Store' }, license: LICENSE });
   // The API is served beside this document for the public (OWASP's inventory rule asks to say so).
   document.servers = (document.servers ?? []).map((server) => ({ ...server, 'x-internal': false }));
   document.tags = TAGS;
@@ -274,12 +280,15 @@ function webhookOperations(): Json {
       { type: 'string', pattern: `^${signature}( ${signature})?$`, maxLength: 95 },
     ),
   ];
-  const operation = (component: string, summary: string) => ({
+  const operation = (operationId: string, component: string, summary: string) => ({
     post: {
+      operationId,
       summary,
       description:
-        'POSTed to every enabled endpoint subscribed to the event, at least once, in order per endpoint. A 2xx answer within 10 s is a delivery; anything else (redirects included) is retried with exponential backoff for at least 24 hours.',
+        'POSTed to every enabled endpoint subscribed to the event, at least once, in order per endpoint. A 2xx answer within 10 s is a delivery; anything else (redirects included) is retried with exponential backoff for at least 24 hours. The server is the caller, so no bearer token is sent (`security: []`): check `webhook-signature` instead.',
       parameters,
+      // The server is the caller here: a receiver is sent no bearer token, and checks webhook-signature instead.
+      security: [],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${component}` } } } },
       responses: {
         '2XX': { description: 'Received: the delivery is done' },
@@ -288,8 +297,8 @@ function webhookOperations(): Json {
     },
   });
   return {
-    'plant.created': operation('PlantCreatedEvent', 'A plant was created'),
-    'plant.deleted': operation('PlantDeletedEvent', 'A plant was deleted'),
-    'webhook.test': operation('WebhookTestEvent', 'A test event an admin asked for'),
+    'plant.created': operation('plantCreatedEvent', 'PlantCreatedEvent', 'A plant was created'),
+    'plant.deleted': operation('plantDeletedEvent', 'PlantDeletedEvent', 'A plant was deleted'),
+    'webhook.test': operation('webhookTestEvent', 'WebhookTestEvent', 'A test event an admin asked for'),
   };
 }

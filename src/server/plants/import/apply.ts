@@ -36,7 +36,7 @@ import { importView, isInterrupted, ownImport, plantsWithIds, sameAsStored } fro
  */
 
 /** Takes units from the apply's bucket: undefined when taken, else how long to wait for them. */
-export type TakeUnits = (units: number) => { retryAfterMs: number } | undefined;
+export type TakeUnits = (units: number) => Promise<{ retryAfterMs: number } | undefined>;
 
 /** How long a job's claim on an import holds without being renewed: past it, the import reads "interrupted". */
 const CLAIM_MS = 30_000;
@@ -253,7 +253,7 @@ async function run(job: Job): Promise<void> {
   while (!job.stopped) {
     // The rows of the next slice are paid for before it runs; a last, shorter slice pays for its rows only.
     const rows = Math.max(1, Math.min(Math.max(SLICE_MIN_ROWS, sizer.size), await rowsLeft(job.importId)));
-    const refused = job.takeUnits(job.units(job.rowsPaid + rows) - job.units(job.rowsPaid));
+    const refused = await job.takeUnits(job.units(job.rowsPaid + rows) - job.units(job.rowsPaid));
     if (refused) {
       if (!(await waitForUnits(job, refused.retryAfterMs))) return;
       continue;

@@ -23,9 +23,9 @@ export const applyUnits = (rows: number): number => Math.ceil(rows / IMPORT_APPL
  * units as the export does, rather than failing half-way.
  */
 export function takeUnitsOf(ctx: Pick<Context, 'charge' | 'responseHints'>): TakeUnits {
-  return (units) => {
+  return async (units) => {
     try {
-      ctx.charge(units);
+      await ctx.charge(units);
       return undefined;
     } catch (error) {
       if (!(error instanceof AppError) || error.kind !== 'tooManyRequests') throw error;

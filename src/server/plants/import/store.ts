@@ -195,7 +195,7 @@ async function keep(row: ImportRecord, part: { number: number; hash: string | nu
  * lost) is answered with the import as it is, and read once. `charge` takes the part's rows from the caller's
  * bucket once they are read and before they are looked up and kept.
  */
-export async function receivePart(actor: Actor, input: { id: number; part: number; csv: string }, charge: (rows: number) => void): Promise<PlantImport> {
+export async function receivePart(actor: Actor, input: { id: number; part: number; csv: string }, charge: (rows: number) => Promise<void>): Promise<PlantImport> {
   const row = await ownImport(actor, input.id);
   const hash = hashOf(input.csv);
   if (input.part === row.parts && hash === row.lastPartHash) return importView(row);
@@ -208,7 +208,7 @@ export async function receivePart(actor: Actor, input: { id: number; part: numbe
   if (!read.ok && read.tooManyRows) throw new AppError('invalidCsv', `part ${input.part} holds ${read.problem}; a part holds at most ${IMPORT_PART_MAX_ROWS.toLocaleString('en-US')}: send it in smaller parts`, 'csv');
   if (!read.ok) return refuseFile(row, read.problem);
   if (row.rows + read.rows.length > IMPORT_MAX_ROWS) await refuseFile(row, `the file has more than ${IMPORT_MAX_ROWS.toLocaleString('en-US')} rows: import it in several files`);
-  charge(read.rows.length);
+  await charge(read.rows.length);
   const planned = await plan(actor, row.id, read.rows);
   if (await keep(row, { number: input.part, hash, bytes, final: false }, read, planned)) return importView(await ownImport(actor, row.id));
   // Another request took a part meanwhile: this same part (then this is its answer), or not.
