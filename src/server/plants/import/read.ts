@@ -78,6 +78,16 @@ function readHeader(fields: string[]): { columns: string[] } | { problem: string
   return { columns };
 }
 
+/**
+ * What is kept of a refused row's cell, to show it: its first characters. A valid row's cells are within the
+ * fields' own limits; a refused one's may be a record's whole 4,096 characters, which the file would then be
+ * kept as, several times over once its control characters are escaped.
+ */
+const REFUSED_CELL_KEPT = 100;
+
+const shortened = (cells: Record<string, string>) =>
+  Object.fromEntries(Object.entries(cells).map(([column, cell]) => [column, cell.length > REFUSED_CELL_KEPT ? `${cell.slice(0, REFUSED_CELL_KEPT)}…` : cell]));
+
 /** One record as a checked row (undefined for a record of empty cells only: not a row). */
 function readRow(line: number, fields: string[], columns: readonly string[], problem: string | undefined): CheckedRow | undefined {
   if (problem === undefined && fields.every((field) => field === '')) return undefined;
@@ -89,11 +99,9 @@ function readRow(line: number, fields: string[], columns: readonly string[], pro
   const idCell = cells.id ?? '';
   const digits = /^-?\d+$/.test(idCell) ? BigInt(idCell) : null;
   const id = digits !== null && digits >= INT64_MIN && digits <= INT64_MAX ? digits : null;
-  const row: CheckedRow = { line, id, cells };
-  if (problem !== undefined) return { ...row, refusal: { kind: 'invalidCsv', message: `line ${line}: ${problem}` } };
-  if (fields.length > columns.length) {
-    return { ...row, refusal: { kind: 'invalidCsv', message: `line ${line} has ${fields.length} fields; the first line names ${columns.length} columns` } };
-  }
+  const refused = (kind: ErrorKind, message: string): CheckedRow => ({ line, id, cells: shortened(cells), refusal: { kind, message } });
+  if (problem !== undefined) return refused('invalidCsv', `line ${line}: ${problem}`);
+  if (fields.length > columns.length) return refused('invalidCsv', `line ${line} has ${fields.length} fields; the first line names ${columns.length} columns`);
   // As a create reads a body: an id in digits is an integer, anything else is text where one is needed; an empty
   // cell is an absent field.
   const fieldsGiven = rowFields(cells);
@@ -102,9 +110,9 @@ function readRow(line: number, fields: string[], columns: readonly string[], pro
   const checked = newPlantSchema.safeParse(candidate);
   if (!checked.success) {
     const { kind, message } = problemFromIssue(checked.error.issues[0]!, candidate);
-    return { ...row, refusal: { kind, message } };
+    return refused(kind, message);
   }
-  return { ...row, fields: fieldsGiven };
+  return { line, id, cells, fields: fieldsGiven };
 }
 
 /**
