@@ -165,6 +165,8 @@ export const FIXED_COSTS = {
   rotateWebhookSecret: 2,
   /** webhooks.sendTest: an event written behind the endpoint's log. */
   sendWebhookTest: 3,
+  /** plants.imports.create: an import's row, and the user's oldest let go past the ones kept. */
+  startImport: 2,
   /** webhooks.retry: a delivery made due, and the sender woken. */
   retryWebhookDelivery: 3,
 } as const;
@@ -184,3 +186,43 @@ export const MCP_REQUEST_UNITS = 2;
 /** Live feeds (the admin page's stream of changes) open at once per token (a few tabs) and per process; past either, 429. */
 export const MAX_STREAMS_PER_TOKEN = 4;
 export const MAX_STREAMS = 1_000;
+
+/*
+ * CSV import (docs/api.md, "CSV import"; docs/decisions/0022-csv-import.md). A file arrives in parts, each a
+ * request body within BODY_LIMIT_BYTES, so no request holds more of it; what one import may hold in all is
+ * bounded here, and what is kept between parts is one unfinished record.
+ */
+/** The bytes of one import's file, all parts together (an admin's export of 100,000 plants is ~7 MB). */
+export const IMPORT_MAX_BYTES = 8 * 1024 * 1024;
+/** The rows of one import's file (lines with data; empty lines are not rows). */
+export const IMPORT_MAX_ROWS = 100_000;
+/**
+ * The characters of one record of the file. A plant's longest record is ~1,500 (a name of 200 characters of
+ * doubled quotes, a tag of 100, an owner and a time); a longer one is a quote never closed, and nothing after
+ * it can be read.
+ */
+export const IMPORT_RECORD_MAX_LENGTH = 4_096;
+/**
+ * The rows of one part of an import's file. Each row is checked, its id looked up and the row kept, 14–28 µs a
+ * row with its share of the part's statements: a part of 2,000 rows holds the server ~30 ms (bench/import-costs.ts),
+ * within the 50 ms a request may take (test-support/server-cpu.ts).
+ */
+export const IMPORT_PART_MAX_ROWS = 2_000;
+/** Imports one user keeps; starting one more lets go of their oldest that is not being applied. */
+export const IMPORTS_KEPT_PER_USER = 5;
+/** An import untouched this long is swept, its rows with it. */
+export const IMPORT_KEPT_MS = 24 * 60 * 60 * 1000;
+/**
+ * A part of an import: one unit per this many rows it holds, beyond the body's own units, charged once the part
+ * is read and before its rows are looked up and kept (each row is checked, its id looked up, the row kept): a
+ * part of 1,000 rows of an export cost the server 25–28 ms, of 2,000 of the shortest rows 33–42 ms
+ * (`npx tsx bench/import-costs.ts`, docs/api.md "Rate limits").
+ */
+export const IMPORT_PART_ROWS_PER_UNIT = 40;
+/**
+ * Applying an import: one unit per this many rows, as a bulk change, charged to the token that asked for the
+ * apply slice by slice, the apply waiting for the units as an export does. Each row is read again, compared with
+ * the plant as it is, and created or changed with the triggers every write of a plant runs: 0.44 ms a row for
+ * new plants, slices included (bench/import-costs.ts).
+ */
+export const IMPORT_APPLY_ROWS_PER_UNIT = 2;

@@ -27,6 +27,7 @@ import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_P
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { importsRouter } from './import/router';
 import { plantChanges, REPLAY_MAX } from './live/feed';
 import { pagePlants } from './page';
 import { suggestTags, tagSuggestionCost } from './tags';
@@ -221,4 +222,7 @@ export const plantsRouter = createTRPCRouter({
     .output(z.void())
     .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+
+  /** CSV import: a file in parts, its preview, its apply in the background (import/router.ts). */
+  imports: importsRouter,
 });

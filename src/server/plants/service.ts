@@ -38,7 +38,28 @@ function givenFields<Input extends Partial<Record<PlantFieldName, unknown>>>(inp
  * database would write (its triggers keep it, whoever writes a plant: migration *_plant_name_fold_in_the_database);
  * given right, SQLite's trigger only checks it, where a missing one would cost a second write of the row.
  */
-const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
+export const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
+
+/** The declared fields as their columns hold them: a field the plant lacks is NULL. */
+const storedFields = (plant: NewPlant) => Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
+
+/** A new plant's row in INSERTED_COLUMNS' order: owned by `ownerId`, made `now`. */
+export const insertedValues = (ownerId: number, plant: NewPlant, now: Date): unknown[] => [
+  plant.id,
+  ...PLANT_FIELD_NAMES.map((field) => plant[field] ?? null),
+  foldForSearch(plant.name),
+  ownerId,
+  now,
+];
+
+/** What a create of a taken id answers, whoever's plant holds it (an import's refused rows say the same). */
+export const idTakenMessage = (id: bigint) => `a plant with id ${id} already exists`;
+
+/** What a patch writes: the fields it gives (null removes one), and the folded name with a new name. */
+export function patchedColumns(patch: PlantPatch): Record<string, unknown> {
+  // The search's folded name goes with the name it folds, right, as for a create (the database checks it).
+  return { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
+}
 
 /**
  * One INSERT, as SQL through `$executeRaw`, which answers the count of rows written: Prisma's `plant.create`
@@ -52,13 +73,14 @@ const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', '
  * unique key of Plant is its id. The answer is the plant as given, which is what the row holds.
  */
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
-  const fields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
-  const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => fields[field]), foldForSearch(plant.name), actor.userId, new Date()];
-  // plant scope: a create writes the actor's own plant (ownerId above); it reads nothing of others'.
+  const fields = storedFields(plant);
+  // plant scope: a create writes the actor's own plant (ownerId); it reads nothing of others'.
   // Creates that arrive together share one commit on SQLite (db/commit-together.ts); this one's count is its own.
-  const written = await commitTogether(() => db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING`);
+  const written = await commitTogether(
+    () => db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(insertedValues(actor.userId, plant, new Date()))}) ON CONFLICT ("id") DO NOTHING`,
+  );
   // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
-  if (written === 0) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
+  if (written === 0) throw new AppError('plantIdTaken', idTakenMessage(plant.id), 'id');
   // The webhook event and the live feed's log row were written with the row, by the database (triggers);
   // this wakes the webhook sender and the feed's reader of this process.
   plantsCommitted({ outboxEvents: true });
@@ -109,8 +131,7 @@ export async function listPlants(
 
 export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): Promise<Plant> {
   if (PLANT_FIELD_NAMES.every((field) => patch[field] === undefined)) throw new AppError('emptyPatch', EMPTY_PATCH_MESSAGE);
-  // The search's folded name goes with the name it folds, right, as for a create (the database checks it).
-  const data = { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
+  const data = patchedColumns(patch);
   // One conditional write: the access rule is part of its WHERE, so there is no read-then-write window.
   const { count } = await db.plant.updateMany({ where: { id, ...plantScopeWhere(actor) }, data });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');

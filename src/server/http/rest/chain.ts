@@ -27,6 +27,16 @@ import { buildRouteTable } from './routing';
 export const API_BASE_PATH = '/api';
 const JSON_TYPES = ['application/json'];
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
+const CSV_TYPES = ['text/csv'];
+
+/** A `text/csv` body as its operation's one body field: UTF-8 text, as every body is. */
+function textBody(bytes: Buffer, field: string): Record<string, string> {
+  try {
+    return { [field]: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    throw refuse('invalidCsv', 'the body is not UTF-8 text: save the file as UTF-8 ("CSV UTF-8" in a spreadsheet)');
+  }
+}
 
 /**
  * The REST door: routes from the procedures' OpenAPI metadata (the document trpc-to-openapi writes from the
@@ -125,14 +135,16 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       // A write that declares no body (rotate a secret, send a test event) is called as declared: with none,
       // so its media type is checked only when something came.
-      if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
+      if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.textBody ? CSV_TYPES : route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       bytes = await readBody(request, response);
       await authenticate.chargeForBody(auth, bytes.byteLength);
       noteCharged(request, bodyUnits(bytes.byteLength));
     }
     // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
-    const body = bytes && (route.takesBody ? parseJsonObject(bytes) : parseAbsentBody(request, bytes, `${route.method} ${API_BASE_PATH}${route.template}`));
+    const body =
+      bytes &&
+      (route.textBody ? textBody(bytes, route.textBody) : route.takesBody ? parseJsonObject(bytes) : parseAbsentBody(request, bytes, `${route.method} ${API_BASE_PATH}${route.template}`));
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);
