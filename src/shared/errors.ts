@@ -150,6 +150,15 @@ export const errorCatalog = {
 
 export type ErrorKind = keyof typeof errorCatalog;
 
+/**
+ * The failures a procedure answers beyond those every call can meet (the guard's 401, 403 and 429, a fault's
+ * 500) and those its input's check answers (40002–40005, read from its schema): each kind with `true`, or
+ * with a sentence on when this procedure answers it, which the MCP tool's description then carries. Declared
+ * once per procedure, beside its cost (`.declare({ cost, errors })`); the OpenAPI document, the MCP tool's
+ * description and the tests' oracle are read from it (server/problems.ts, `errorsOf`).
+ */
+export type ErrorMap = { readonly [Kind in ErrorKind]?: true | string };
+
 /** A failure with a meaning a client can act on. Thrown by services; each door renders it its own way. */
 export class AppError extends Error {
   override readonly name = 'AppError';

@@ -12,7 +12,7 @@ import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
 
 import { MESSAGE_MAX_LENGTH } from '../reply';
 
-import { doorErrorKinds } from './door-errors';
+import { restErrorKinds } from './door-errors';
 import { EXPORT_ERRORS, EXPORT_PATH, exportOperationDocument } from './export';
 import { restOperations } from './routing';
 
@@ -150,12 +150,12 @@ function markInt64(node: unknown): void {
 /**
  * The document trpc-to-openapi generates from the router, completed where the REST edge answers
  * differently from the library: every failure is an `Error` ({error, message}) whose `error` values are
- * the ones this operation can answer (the procedure's meta `errors` and the door's own, from the error
- * catalogue), a void procedure answers 204, a conditional one 304, 401, 409 and 429 carry their headers.
+ * the ones this operation can answer (its procedure's declared errors, its input's and the door's own,
+ * from the error catalogue), a void procedure answers 204, a conditional one 304, 401, 409 and 429 carry their headers.
  */
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const failures = new Map(
-    restOperations(router).map(({ route, openapi }) => [`${route.method.toLowerCase()} ${route.template}`, [...new Set([...doorErrorKinds(route), ...openapi.errors])]]),
+    restOperations(router).map(({ route, procedure }) => [`${route.method.toLowerCase()} ${route.template}`, restErrorKinds(route, procedure)]),
   );
   failures.set(`get ${EXPORT_PATH.slice('/api'.length)}`, [...EXPORT_ERRORS]);
   const conditional = new Set(restOperations(router).flatMap(({ route }) => (route.conditional ? [`${route.method.toLowerCase()} ${route.template}`] : [])));
@@ -216,7 +216,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
       const kinds = failures.get(`${method} ${path}`) ?? [];
       for (const status of [...new Set(kinds.map((kind) => errorCatalog[kind].status))].sort((a, b) => a - b)) {
-        const ofStatus = kinds.filter((kind) => errorCatalog[kind].status === status);
+        const ofStatus = kinds.filter((kind) => errorCatalog[kind].status === status).sort((a, b) => errorCatalog[a].value - errorCatalog[b].value);
         responses[status] = {
           description: describeFailure(status, ofStatus),
           ...(HEADERS_BY_STATUS[status] && { headers: HEADERS_BY_STATUS[status] }),

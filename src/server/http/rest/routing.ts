@@ -1,6 +1,9 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 
+import type { z } from 'zod';
+
 import type { Actor } from '@/server/auth/permissions';
+import type { DeclaredProcedure } from '@/server/problems';
 import type { ProcedureRef } from '@/server/trpc/call';
 import type { ProcedureMeta } from '@/server/trpc/init';
 
@@ -82,10 +85,10 @@ function decodeSegments(path: string): string[] | undefined {
   }
 }
 
-/** One REST operation: the route the chain serves, and the procedure's OpenAPI meta it was read from. */
-export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']> };
+/** One REST operation: the route the chain serves, the procedure's OpenAPI meta it was read from, and the procedure. */
+export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']>; procedure: DeclaredProcedure };
 
-type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: { shape?: object }[] };
+type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: (z.ZodType & { shape?: object })[] };
 
 /** The REST operations of a router, read from the same procedure meta that trpc-to-openapi documents. */
 export function restOperations(router: AnyTRPCRouter): RestOperation[] {
@@ -112,7 +115,7 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       ...(takesText && { textBody: queryParameters[0] }),
       ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
     };
-    operations.push({ route, openapi });
+    operations.push({ route, openapi, procedure: procedure._def });
   }
   return operations;
 }
