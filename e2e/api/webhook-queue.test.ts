@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
-import { DELIVERY_BATCH_MAX, DISCARDED_ERROR, type QueueBatch } from '@/shared/webhooks';
+import { DELIVERY_BATCH_MAX } from '@/shared/limits';
+import { DISCARDED_ERROR, type QueueBatch } from '@/shared/webhooks';
 
 import { expectStatus, setupServer } from '@test-support/api-fixture';
 import { trpcCall, trpcData } from '@test-support/trpc-client';

@@ -104,6 +104,30 @@ export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
 export const WEBHOOK_SLOW_ATTEMPT_MS = 1_000;
 /** Attempts past WEBHOOK_SLOW_ATTEMPT_MS one instance keeps open at once, beside WEBHOOKS_CONCURRENCY prompt ones: a bound on sockets. */
 export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
+/** A 2xx within this time is a delivery (docs/contract.md, "1.1.0: webhooks"). DNS, connecting, TLS and the answer all count. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * The retry schedule's base (WEBHOOKS_RETRY_BASE_MS unless set), and its factors (webhooks/schedule.ts): a wait
+ * doubles from the base up to base × WEBHOOK_MAX_BACKOFF_FACTOR; a delivery is retried until base ×
+ * WEBHOOK_RETRY_WINDOW_FACTOR (24 h at the default) has passed since its event; an endpoint failing for base ×
+ * WEBHOOK_DISABLE_AFTER_FACTOR (5 days) without a success is disabled.
+ */
+export const WEBHOOK_RETRY_BASE_DEFAULT_MS = 30_000;
+export const WEBHOOK_MAX_BACKOFF_FACTOR = 512;
+export const WEBHOOK_RETRY_WINDOW_FACTOR = 2_880;
+export const WEBHOOK_DISABLE_AFTER_FACTOR = 14_400;
+/** A rotated-out signing secret still signs for this long, so receivers can switch without losing a delivery. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+/** Delivered and failed deliveries are kept this long for the delivery log, then swept. */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** A page of a webhook endpoint's delivery log. */
+export const DELIVERY_PAGE_MAX = 100;
+export const DELIVERY_PAGE_DEFAULT = 20;
+/** Deliveries one call of the queue's bulk actions (retry all, discard) changes at most; the page goes on from `nextAfter`. */
+export const DELIVERY_BATCH_MAX = 500;
+export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;
+/** The longest `lastError` an answer carries; the worker's own words are far shorter. */
+export const LAST_ERROR_MAX_LENGTH = 500;
 
 /**
  * The admin page's counts ("1–25 of 10,000+") are exact up to this, then "at least": counting is what grows

@@ -3,11 +3,10 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import superjson from 'superjson';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 
 import type { Logger } from '@/server/log';
 import { appRouter } from '@/server/app-router';
-import { type DeclaredProcedure, errorsOf } from '@/server/problems';
+import { type DeclaredProcedure, errorsOf, inputFields } from '@/server/problems';
 import { proceduresOf } from '@/server/trpc/init';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
 import { signIn } from '@test-support/actors';
@@ -52,8 +51,8 @@ const VALUES: unknown[] = [null, true, 0, -1, 2, 1.5, 99_999, 2 ** 40, '', ' ', 
 
 type Procedure = { path: string; type: string; declared: DeclaredProcedure; fields: string[] };
 const procedures: Procedure[] = proceduresOf(appRouter).map(([path, procedure]) => {
-  const def = procedure._def as unknown as DeclaredProcedure & { type: string; inputs: (z.ZodType & { shape?: object })[] };
-  return { path, type: def.type, declared: def, fields: def.inputs.flatMap((input) => Object.keys(input.shape ?? {})) };
+  const def = procedure._def as unknown as DeclaredProcedure & { type: string };
+  return { path, type: def.type, declared: def, fields: inputFields(def.inputs).fields.map((field) => field.name) };
 });
 const routes = new Map(restOperations(appRouter).map(({ route, procedure }) => [route.procedure.path, { route, allowed: restErrorKinds(route, procedure) }]));
 
@@ -139,7 +138,7 @@ async function viaMcp(procedure: Procedure, input: unknown, token: string | null
   return { value: (JSON.parse(body.result.content[0]!.text) as { error: number }).error };
 }
 
-const kindByValue = new Map(Object.entries(errorCatalog).map(([kind, { value }]) => [value, kind as ErrorKind]));
+const kindByValue = new Map<number, ErrorKind>(Object.entries(errorCatalog).map(([kind, { value }]) => [value, kind as ErrorKind]));
 
 describe("every error answer is in its procedure's declared map", () => {
   it('on tRPC, REST and MCP, for every procedure', { timeout: 240_000 }, async () => {

@@ -2,7 +2,8 @@ import 'server-only';
 
 import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { DELIVERY_BATCH_MAX, DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
+import { DELIVERY_BATCH_MAX } from '@/shared/limits';
+import { DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
 
 import { deliveryColumns, toDelivery } from './delivery-rows';
 import { noEndpoint } from './endpoints';

@@ -2,11 +2,9 @@ import { z } from 'zod';
 
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { type Context, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
-import { BULK_ROWS_PER_UNIT, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
+import { BULK_ROWS_PER_UNIT, DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
 import {
   createWebhookEndpointInput,
-  DELIVERY_PAGE_DEFAULT,
-  DELIVERY_PAGE_MAX,
   DELIVERY_STATUSES,
   deliveryIdParam,
   listDeliveriesInput,

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
 import { outsideAnyTrace, recordDeliverySpan, tracingOn } from '@/server/observability/tracing';
-import { WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
+import { DELIVERY_TIMEOUT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
 import { batchToSend, type LeasedEndpoint, type PendingDelivery } from './attempt';
 import { type BatchTransport, inThisThread } from './batch-transport';
@@ -16,7 +16,7 @@ import { recordAttempts } from './record-attempts';
 import { retryDelayMs } from './schedule';
 import { drainEndpoint, type Sender } from './sender';
 import { sendingThread } from './sending-thread';
-import { attemptFailure, type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
+import { attemptFailure, type AttemptResult } from './send';
 import type { Lookup, TargetPolicy } from './ssrf';
 import { wakeUps } from './wake-ups';
 
