@@ -117,7 +117,7 @@ export function inputErrorKinds(fields: { required: boolean }[], strict: boolean
 const EVERY_CALL: readonly ErrorKind[] = ['missingToken', 'invalidToken', 'tooManyRequests', 'internal'];
 
 /** A procedure as its router holds it: what `errorsOf` reads. */
-export type DeclaredProcedure = { meta?: { errors?: ErrorMap; permission?: string }; inputs: readonly z.ZodType[] };
+export type DeclaredProcedure = { meta?: { errors?: ErrorMap; permission?: string; file?: string }; inputs: readonly z.ZodType[] };
 
 /**
  * Every failure a procedure can answer where it is called as declared (tRPC, MCP): what every call can meet, 403

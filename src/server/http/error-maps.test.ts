@@ -12,10 +12,11 @@ import { errorCatalog, type ErrorKind } from '@/shared/errors';
 import { signIn } from '@test-support/actors';
 
 import { createFront } from './front';
-import { toolName } from './mcp/tools';
+import { buildToolCatalog, toolName } from './mcp/tools';
 import { restErrorKinds } from './rest/door-errors';
 import { type RestRoute, restOperations } from './rest/routing';
 import { startHttpServer } from './server';
+import { trpcErrorKinds } from './trpc-door';
 
 /**
  * Every error answer of every procedure is one its declared error map allows (`.declare({ cost, errors })`, with
@@ -54,6 +55,7 @@ const procedures: Procedure[] = proceduresOf(appRouter).map(([path, procedure]) 
   const def = procedure._def as unknown as DeclaredProcedure & { type: string };
   return { path, type: def.type, declared: def, fields: inputFields(def.inputs).fields.map((field) => field.name) };
 });
+const tools = new Set(buildToolCatalog(appRouter, { onFault: () => {} }).listFor({ userId: 0, name: 'error-maps', role: 'admin' }).map((tool) => tool.name));
 const routes = new Map(restOperations(appRouter).map(({ route, procedure }) => [route.procedure.path, { route, allowed: restErrorKinds(route, procedure) }]));
 
 /** Inputs for a procedure: none, and objects of some of its fields (and an unknown one) with values drawn from VALUES. */
@@ -146,10 +148,10 @@ describe("every error answer is in its procedure's declared map", () => {
     const seen: Record<string, Set<ErrorKind>> = { tRPC: new Set(), REST: new Set(), MCP: new Set() };
     let calls = 0;
     for (const procedure of procedures) {
-      const allowed = errorsOf(procedure.declared);
       const rest = routes.get(procedure.path);
-      const doors: [string, (input: unknown, token: string | null) => Promise<Answer>, ErrorKind[]][] = [['tRPC', (input, token) => viaTrpc(procedure, input, token), allowed]];
-      if (rest) doors.push(['REST', (input, token) => viaRest(rest.route, input, token), rest.allowed], ['MCP', (input, token) => viaMcp(procedure, input, token), allowed]);
+      const doors: [string, (input: unknown, token: string | null) => Promise<Answer>, ErrorKind[]][] = [['tRPC', (input, token) => viaTrpc(procedure, input, token), trpcErrorKinds(procedure.declared)]];
+      if (rest) doors.push(['REST', (input, token) => viaRest(rest.route, input, token), rest.allowed]);
+      if (tools.has(toolName(procedure.path))) doors.push(['MCP', (input, token) => viaMcp(procedure, input, token), errorsOf(procedure.declared)]);
       const inputs = inputsFor(procedure);
       for (const [door, call, kinds] of doors) {
         for (const [index, input] of inputs.entries()) {

@@ -2,6 +2,7 @@ import 'server-only';
 
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { holdStream } from '@/server/auth/held-streams';
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
@@ -124,5 +125,37 @@ export async function* plantsCsv(
     }
     if (rows.length < EXPORT_BATCH) return;
     from = positionOfRow(sort, rows[rows.length - 1]!);
+  }
+}
+
+/** Seconds a refused export is told to wait: about what a running export of a few batches takes. */
+const CLAIM_RETRY_AFTER_S = 5;
+
+/**
+ * The export as its procedure answers it (plants.export): `plantsCsv`, holding its place among the open exports
+ * from its first chunk to its end, and cut off (`signal`, or its token's access ending: auth/held-streams.ts)
+ * wherever that was decided. Nothing is claimed before the first chunk is asked for, so a HEAD, or a caller that
+ * never reads, holds nothing. A refused claim sets its `Retry-After`.
+ */
+export async function* exportFile(
+  caller: { tokenId: number; actor: Actor; headers: (headers: Record<string, string>) => void },
+  takeUnits: Parameters<typeof plantsCsv>[1],
+  input: PlantFilters & { sort?: PlantSort },
+  signal: AbortSignal | undefined,
+): AsyncGenerator<string> {
+  let release: () => void;
+  try {
+    release = claimExport(String(caller.tokenId));
+  } catch (error) {
+    caller.headers({ 'Retry-After': String(CLAIM_RETRY_AFTER_S) });
+    throw error;
+  }
+  const accessEnded = new AbortController();
+  const unhold = holdStream({ tokenId: caller.tokenId, actor: caller.actor, end: () => accessEnded.abort(new Error("the token's access ended")) });
+  try {
+    yield* plantsCsv(caller.actor, takeUnits, input, signal ? AbortSignal.any([signal, accessEnded.signal]) : accessEnded.signal);
+  } finally {
+    unhold();
+    release();
   }
 }

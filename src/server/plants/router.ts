@@ -17,7 +17,9 @@ import {
   patchPlantInput,
   plantIdParam,
   plantPageInput,
+  plantFilters,
   plantPageOutput,
+  PLANT_SORT_KEYS,
   TAG_MAX_LENGTH,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
@@ -27,6 +29,7 @@ import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_P
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { exportFile } from './export';
 import { importsRouter } from './import/router';
 import { plantChanges, REPLAY_MAX } from './live/feed';
 import { pagePlants } from './page';
@@ -38,6 +41,21 @@ import { plantListVersion } from './versions';
 const tokenId = (ctx: Context) => (ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0);
 
 const tags = ['plants'];
+
+/** The export's query: the list's filters, and the table's order as two parameters (`sort`, `dir`). */
+const exportPlantsQuery = z.object({
+  ...plantFilters,
+  sort: z
+    .enum(PLANT_SORT_KEYS, { error: `sort must be one of ${PLANT_SORT_KEYS.join(', ')}` })
+    .optional()
+    .meta({ description: 'The order; ties go by id. Default: id.' }),
+  dir: z.enum(['asc', 'desc'], { error: 'dir must be asc or desc' }).optional().meta({ description: 'asc (default) or desc.' }),
+});
+
+/** The export's result: the file's text, chunk by chunk, as it is made (the document calls it a string). */
+const csvChunks = z
+  .custom<AsyncIterable<string>>((value) => typeof value === 'object' && value !== null && Symbol.asyncIterator in value, { error: 'the export is a stream of text' })
+  .meta({ override: { type: 'string' } });
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
@@ -216,6 +234,46 @@ export const plantsRouter = createTRPCRouter({
     .output(z.void())
     .declare({ cost: FIXED_COSTS.writePlant, errors: { plantNotFound: 'when no plant has this id (or not any more), or you have no access to it' } })
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+
+  /**
+   * Every plant of the caller's view as one CSV file, streamed (plants/export.ts): REST's `GET /plants/export`,
+   * or a streaming tRPC link. A failure before the first byte is the contract's JSON error; one after it can only
+   * cut the file short, so the connection is reset and a partial file is never taken for a whole one.
+   */
+  export: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/plants/export',
+        tags,
+        operationId: 'exportPlants',
+        summary: 'Every plant you have access to, as a CSV file',
+        description:
+          'The plants `GET /plants` would list with the same filters, all of them, in one CSV file (RFC 4180: a UTF-8 byte order mark, a header line, CRLF line ends; ids exact; text that a spreadsheet would run as a formula starts with an apostrophe). Admins get the owner and creation time too. Streamed; charged to the token at 1,000 rows per batch, and one export per token runs at a time.',
+        successDescription: 'The CSV file: `id,name,tag` (members) or `id,name,tag,owner,created` (admins)',
+        responseHeaders: z.object({
+          'Content-Disposition': z
+            .string()
+            .max(64)
+            .regex(/^attachment; filename="plants-\d{4}-\d{2}-\d{2}\.csv"$/)
+            .meta({ description: '`attachment; filename="plants-YYYY-MM-DD.csv"`' }),
+        }),
+      },
+      file: 'text/csv; charset=utf-8; header=present',
+    })
+    .input(exportPlantsQuery)
+    .output(csvChunks)
+    // The door's unit; each batch is charged as it is read, waiting for the bucket rather than failing half written.
+    .declare({ cost: 1, errors: { ownerFilterForAdmins: true, tooManyRequests: 'when an export of this token is still running, or the server has as many open as it takes' } })
+    .query(({ ctx, input: { sort, dir = 'asc', ...filters }, signal }) => {
+      ctx.responseHints.headers = { ...ctx.responseHints.headers, 'Content-Disposition': `attachment; filename="plants-${new Date().toISOString().slice(0, 10)}.csv"` };
+      const caller = {
+        tokenId: tokenId(ctx),
+        actor: ctx.actor,
+        headers: (headers: Record<string, string>) => void (ctx.responseHints.headers = { ...ctx.responseHints.headers, ...headers }),
+      };
+      return exportFile(caller, ctx.takeUnits, { ...filters, ...(sort === undefined ? {} : { sort: { key: sort, dir } }) }, signal);
+    }),
 
   /** CSV import: a file in parts, its preview, its apply in the background (import/router.ts). */
   imports: importsRouter,

@@ -40,6 +40,11 @@ export type Context = {
    */
   charge: (units: number) => Promise<void>;
   /**
+   * As `charge`, but a refusal is answered rather than thrown: how long until the bucket holds the units. For
+   * work that waits for its units instead of failing half done (a file being streamed: plants/export.ts).
+   */
+  takeUnits: (units: number) => Promise<{ retryAfterMs: number } | undefined>;
+  /**
    * How many procedure calls of this request have started (a tRPC batch makes several): each after the
    * first starts on a turn of the event loop of its own (see `guard`).
    */
@@ -61,6 +66,10 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     auth,
     responseHints,
     callsStarted: 0,
+    async takeUnits(units) {
+      const refused = await chargeBucket?.(units);
+      return refused && { retryAfterMs: refused.retryAfterMs };
+    },
     async charge(units) {
       const refused = await chargeBucket?.(units);
       if (!refused) return;
@@ -82,6 +91,8 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
  *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
  *   without calling the procedure (http/rest/conditional.ts). The version is known at once (a string: the
  *   door may answer before the request takes a turn in the work queue) or is a read to run on its turn.
+ * - `file`: for a query whose result is a file sent as it is made (an async iterable of text chunks), the file's
+ *   media type: REST streams it as that type (http/rest/chain.ts), tRPC to a streaming link; it is no MCP tool.
  * - `cost`: what a call costs (see `Cost`), and `errors`: the failures it answers (see `ErrorMap`), both set by
  *   `.declare()`, which every procedure must pass through.
  */
@@ -90,6 +101,7 @@ export type ProcedureMeta = {
   permission?: Permission;
   mcp?: { description?: string };
   conditional?: (actor: Actor) => string | (() => Promise<string>);
+  file?: string;
   cost?: Cost<never>;
   errors?: ErrorMap;
 };

@@ -103,7 +103,8 @@ export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (err
   for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: ProcedureDef }>)) {
     const { meta, inputs, output } = procedure._def;
     const openapi = meta?.openapi;
-    if (!openapi || openapi.enabled === false) continue;
+    // A file streamed as it is made is no tool result (one JSON message): REST and tRPC serve it.
+    if (!openapi || openapi.enabled === false || meta.file !== undefined) continue;
     const name = toolName(path);
     if (!TOOL_NAME.test(name)) throw new Error(`procedure ${path}: "${name}" is not a valid MCP tool name`);
     if (entries.has(name)) throw new Error(`procedure ${path}: another procedure already has the tool name "${name}"`);

@@ -40,7 +40,7 @@ describe('OpenAPI document', () => {
       '/webhooks/endpoints/{id}/test',
       '/webhooks/endpoints/{id}/deliveries',
       '/webhooks/deliveries/{id}/retry',
-      // Served beside the REST chain (http/rest/export.ts), and documented with the rest.
+      // A file streamed as it is made (`file` in its meta): documented as text/csv.
       '/plants/export',
     ]);
   });

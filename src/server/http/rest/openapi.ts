@@ -13,7 +13,6 @@ import { TEST_EVENT_MESSAGE, TEST_EVENT_TYPE, WEBHOOK_EVENTS, type WebhookEventT
 import { MESSAGE_MAX_LENGTH } from '../reply';
 
 import { restErrorKinds } from './door-errors';
-import { EXPORT_ERRORS, EXPORT_PATH, exportOperationDocument } from './export';
 import { restOperations } from './routing';
 
 export const API_VERSION = '1.3.0';
@@ -157,7 +156,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const failures = new Map(
     restOperations(router).map(({ route, procedure }) => [`${route.method.toLowerCase()} ${route.template}`, restErrorKinds(route, procedure)]),
   );
-  failures.set(`get ${EXPORT_PATH.slice('/api'.length)}`, [...EXPORT_ERRORS]);
+  const files = new Map(restOperations(router).flatMap(({ route }) => (route.file ? [[`${route.method.toLowerCase()} ${route.template}`, route.file.split(';')[0]!] as const] : [])));
   const conditional = new Set(restOperations(router).flatMap(({ route }) => (route.conditional ? [`${route.method.toLowerCase()} ${route.template}`] : [])));
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
@@ -174,8 +173,6 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema, PlantImportPart: importPartSchema });
-  // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
-  document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
   // where the rebuilt schema is a named component after all, refer to the component.
@@ -198,6 +195,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
       const responses = operation.responses;
+      // A file (the CSV export) is its media type's text, not JSON.
+      const file = files.get(`${method} ${path}`);
+      if (file) responses['200']!.content = { [file]: { schema: { type: 'string' } } };
       const success = responses['200'];
       const successJson = success?.content?.['application/json'];
       // A procedure with no result answers 204; an answer in another media type (the CSV export) is a 200.

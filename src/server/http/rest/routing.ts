@@ -36,6 +36,8 @@ export type RestRoute = {
    * not in the path, which gets the body's text.
    */
   textBody?: string;
+  /** The media type of the file the procedure's result is (`file` in its meta): streamed as it is made. */
+  file?: string;
   /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
   conditional?: (actor: Actor) => string | (() => Promise<string>);
 };
@@ -114,6 +116,7 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
       ...(takesText && { textBody: queryParameters[0] }),
       ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
+      ...(procedure._def.meta?.file && { file: procedure._def.meta.file }),
     };
     operations.push({ route, openapi, procedure: procedure._def });
   }
