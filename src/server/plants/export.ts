@@ -90,7 +90,9 @@ export async function* plantsCsv(
   const { sort = DEFAULT_SORT, ...unplanned } = input;
   const filters = await ready(unplanned);
   const withOwner = seesEveryOwner(actor);
-  yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
+  // Sent with the first batch, once its query has run: a refusal of the filters (a member's owner filter) comes
+  // before the file's first byte, so it is still the contract's JSON error.
+  let header: string | undefined = CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;
   for (;;) {
     for (let refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
@@ -111,8 +113,12 @@ export async function* plantsCsv(
       endTurn();
     }
     const { rows, stop } = batch;
-    if (rows.length === 0 && stop === null) return;
-    let chunk = '';
+    let chunk = header ?? '';
+    header = undefined;
+    if (rows.length === 0 && stop === null) {
+      if (chunk !== '') yield chunk;
+      return;
+    }
     for (const row of rows) {
       const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, ...PLANT_FIELD_NAMES.map((field) => row[field] ?? '')];
       if (withOwner) fields.push(row.owner ?? '', { raw: new Date(row.createdAt!).toISOString() });
