@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
-    import('./webhooks/worker'),
+    import('./webhooks/delivery/worker'),
     import('./webhooks/settings'),
     import('./webhooks/health-counts'),
     import('./idempotency/store'),

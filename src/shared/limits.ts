@@ -107,7 +107,7 @@ export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
 /** A 2xx within this time is a delivery (docs/contract.md, "1.1.0: webhooks"). DNS, connecting, TLS and the answer all count. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /**
- * The retry schedule's base (WEBHOOKS_RETRY_BASE_MS unless set), and its factors (webhooks/schedule.ts): a wait
+ * The retry schedule's base (WEBHOOKS_RETRY_BASE_MS unless set), and its factors (webhooks/delivery/retry-schedule.ts): a wait
  * doubles from the base up to base × WEBHOOK_MAX_BACKOFF_FACTOR; a delivery is retried until base ×
  * WEBHOOK_RETRY_WINDOW_FACTOR (24 h at the default) has passed since its event; an endpoint failing for base ×
  * WEBHOOK_DISABLE_AFTER_FACTOR (5 days) without a success is disabled.

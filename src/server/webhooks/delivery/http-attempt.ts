@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 
 import { DELIVERY_TIMEOUT_MS, WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 
-import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
+import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from '../ssrf';
 
 const USER_AGENT = 'PlantStore-Webhooks/1.1';
 
