@@ -4,7 +4,8 @@ import { hash, randomBytes } from 'node:crypto';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Role } from '@/generated/prisma/enums';
-import { db, engine, isUniqueViolation } from '@/server/db/client';
+import { db, engine } from '@/server/db/client';
+import { isUniqueViolation } from '@/server/db/error-codes';
 import { AppError } from '@/shared/errors';
 
 import type { Actor } from '@/server/auth/permissions';

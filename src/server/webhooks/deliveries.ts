@@ -1,6 +1,7 @@
 import 'server-only';
 
-import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { isForeignKeyViolation, isRecordMissing } from '@/server/db/error-codes';
 import { AppError } from '@/shared/errors';
 import { DELIVERY_BATCH_MAX } from '@/shared/limits';
 import { DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
