@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-
 import fc from 'fast-check';
 import superjson from 'superjson';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,12 +8,11 @@ import { type DeclaredProcedure, errorsOf, inputFields } from '@/server/problems
 import { proceduresOf } from '@/server/trpc/init';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
 import { signIn } from '@test-support/actors';
+import { serveInProcess } from '@test-support/front-in-process';
 
-import { createFront } from './front';
 import { buildToolCatalog, toolName } from './mcp/tools';
 import { restErrorKinds } from './rest/door-errors';
 import { type RestRoute, restOperations } from './rest/routing';
-import { startHttpServer } from './server';
 import { trpcErrorKinds } from './trpc-door';
 
 /**
@@ -28,19 +25,9 @@ import { trpcErrorKinds } from './trpc-door';
  * read from the same function the OpenAPI document and the MCP descriptions are written from.
  */
 const log: Logger = { info: () => {}, warn: () => {}, error: () => {} };
-const front = createFront({
-  router: appRouter,
-  log,
-  checkHealth: async () => {},
-  pages: async (_request, response) => {
-    response.statusCode = 404;
-    response.end();
-  },
-  config: { RATE_LIMIT_PER_TOKEN: null, RATE_LIMIT_AUTH_FAILURES: null, TRUST_PROXY: null, CORS_ALLOWED_ORIGINS: null, PUBLIC_URL: undefined },
-});
-const running = await startHttpServer(front, { port: 0, hostname: '127.0.0.1', maxConnections: 100, maxConnectionsPerAddress: 1000, trustProxy: null, log });
+const running = await serveInProcess(appRouter, log);
 afterAll(() => running.close());
-const base = `http://127.0.0.1:${(running.server.address() as AddressInfo).port}`;
+const { base } = running;
 
 const admin = (await signIn('error-maps-admin', 'admin')).token;
 const member = (await signIn('error-maps-member')).token;
