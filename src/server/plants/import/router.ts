@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
 import { errorCatalog } from '@/shared/errors';
-import { FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT, IMPORTS_KEPT_PER_USER, ROWS_PER_UNIT } from '@/shared/limits';
+import { FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT, IMPORT_ROWS_PER_UNIT, IMPORTS_KEPT_PER_USER } from '@/shared/limits';
 import { IMPORT_ROWS_PAGE_DEFAULT, IMPORT_ROWS_PAGE_MAX, importIdParam, importPartInput, importRowSchema, importRowsInput, importSchema } from '@/shared/plant-import';
 import { nextPageLinkHeader } from '@/shared/query-values';
 
@@ -120,7 +120,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.stepImport })
     .mutation(({ ctx, input }) => endUpload(ctx.actor, input.id)),
 
   rows: protectedProcedure
@@ -143,7 +143,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importRowsInput)
     .output(z.array(importRowSchema).max(IMPORT_ROWS_PAGE_MAX))
-    .declare({ cost: ({ limit = IMPORT_ROWS_PAGE_DEFAULT }) => Math.ceil(limit / ROWS_PER_UNIT) })
+    .declare({ cost: ({ limit = IMPORT_ROWS_PAGE_DEFAULT }) => 1 + Math.ceil(limit / IMPORT_ROWS_PER_UNIT) })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? IMPORT_ROWS_PAGE_DEFAULT;
       const page = await importRows(ctx.actor, { ...input, limit });
@@ -170,7 +170,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.applyImport })
     .mutation(({ ctx, input }) => {
       const tokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0;
       return applyImport(ctx.actor, tokenId, input.id, { takeUnits: takeUnitsOf(ctx), units: applyUnits }, reportApplyError);
@@ -192,6 +192,6 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1 })
+    .declare({ cost: FIXED_COSTS.stepImport })
     .mutation(({ ctx, input }) => stopImport(ctx.actor, input.id)),
 });
