@@ -17,3 +17,23 @@ export function exampleOf(field: PlantFieldName): string {
 
 /** A plant with every declared field set to its example, `suffix` after each (another valid value). */
 export const withEveryField = (id: bigint, suffix = ''): Plant => ({ id, ...Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, `${exampleOf(field)}${suffix}`])) }) as Plant;
+
+/** A declared field as plain data: what the bench's floors and the fuzz oracle read of the declaration. */
+export type PlantFieldFacts = { name: PlantFieldName; optional: boolean; maxLength: number };
+
+/**
+ * Each declared field's name, whether a plant may lack it and its most characters, in the declaration's order, for
+ * what must not or need not take its zod schemas: the bench's bare floors (bench/lib/build.ts writes these into
+ * their bundle) and the fuzz oracle (e2e/api/fuzz/), which judges with the contract's own text rule.
+ */
+export function plantFieldFacts(): PlantFieldFacts[] {
+  return PLANT_FIELD_NAMES.map((field) => {
+    const declared: z.ZodType = plantFields[field];
+    const inner = declared instanceof z.ZodOptional ? (declared.unwrap() as z.ZodType) : declared;
+    const maxLength = z.globalRegistry.get(inner)?.maxLength;
+    if (!(inner instanceof z.ZodString) || typeof maxLength !== 'number') {
+      throw new Error(`the plant field ${field} is not text with a maxLength: the bench's floors and the fuzz oracle need a rule for it (test-support/plant-fields.ts)`);
+    }
+    return { name: field, optional: declared instanceof z.ZodOptional, maxLength };
+  });
+}
