@@ -71,7 +71,7 @@ export const errorCatalog = {
       'The webhook URL is not allowed: not https, or its host is (or resolves to) a private, loopback or link-local address (see Webhooks).',
   },
   // 40014–40019 are unassigned.
-  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold `name`, `tag`, or both.' },
+  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold at least one field of the plant.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
   jsonTooDeep: {
     value: 40022,
