@@ -1,9 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
+import { projectRoot } from '@/server/paths';
 import { eventPayload } from '@/server/webhooks/outbox';
 import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, type StoredFields, toPlant } from '@/shared/plants';
 import { latestWebhookOutboxMigration, webhookPayloadMembers } from '@/tooling/plant-event-sql';
@@ -27,6 +31,12 @@ describe('the declared plant fields', () => {
     expect(Object.keys(Prisma.PlantScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
     expect(Object.keys(Prisma.PlantTombstoneScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
     expect(Object.keys(Prisma.PlantChangeScalarFieldEnum)).toEqual(expect.arrayContaining(PLANT_FIELD_NAMES));
+  });
+
+  it('are each a row of the Plants table in docs/api.md, in order (its words are written by hand)', () => {
+    const api = fs.readFileSync(path.join(projectRoot, 'docs', 'api.md'), 'utf8');
+    const table = api.slice(api.indexOf('\n## Plants\n'), api.indexOf('\n## ', api.indexOf('\n## Plants\n') + 1));
+    expect([...table.matchAll(/^\| `(\w+)` \|/gm)].map((row) => row[1])).toEqual(ANSWER_KEYS);
   });
 
   it("are what the live feed's log holds of a create and an update (SQLite's triggers, live), as the feed's events carry them", async () => {
