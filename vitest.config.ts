@@ -10,19 +10,22 @@ const alias = {
   'server-only': path.resolve(import.meta.dirname, 'node_modules/server-only/empty.js'),
 };
 
+/** The unit tests: also what mutation testing runs (stryker.config.mjs, through vitest.mutation.config.ts). */
+export const unitProject = {
+  resolve: { alias },
+  test: {
+    name: 'unit',
+    include: ['src/**/*.test.ts'],
+    environment: 'node' as const,
+    setupFiles: ['test-support/unit-setup.ts'],
+    sequence: { groupOrder: 0 },
+  },
+};
+
 export default defineConfig({
   test: {
     projects: [
-      {
-        resolve: { alias },
-        test: {
-          name: 'unit',
-          include: ['src/**/*.test.ts'],
-          environment: 'node',
-          setupFiles: ['test-support/unit-setup.ts'],
-          sequence: { groupOrder: 0 },
-        },
-      },
+      unitProject,
       {
         resolve: { alias },
         test: {

@@ -1,11 +1,12 @@
 /**
- * What hostile requests cost the server (issue 18), measured on the production build (`npm run bench:costs`,
+ * What hostile requests cost the server, measured on the production build (`npm run bench:costs`,
  * about a minute): each request is sent ROUNDS (20) times in a row by a member owning 50,000 plants, and
  * its cost is the server process's CPU time over those rounds (user + system, from /proc/PID/stat), which a
  * busy machine moves far less than wall time. With BASELINE_DIR=<a checkout of another commit, built into
- * its .test-build/> that commit's server is measured too, on a database of its own: the figures before.
+ * its .test-build/> that commit's server is measured too, on a database of its own, for a change's figures
+ * beside its parent's.
  *
- * 1. The issue's findings: a tRPC query 2,400 levels deep, a batch of ten deep creates, a REST create with
+ * 1. Deep and large requests: a tRPC query 2,400 levels deep, a batch of ten deep creates, a REST create with
  *    an Idempotency-Key 4,000 deep, and a 64 KiB body of unknown fields under a new key each time (what
  *    the keys keep).
  * 2. The most expensive requests left, per door, with the rate-limit units each is charged.

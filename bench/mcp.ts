@@ -1,5 +1,5 @@
 /**
- * The figures issue 22 asks for (`npm run bench:mcp`; with TEST_DATABASE=postgresql on a private PostgreSQL
+ * What a call over the MCP door costs (`npm run bench:mcp`; with TEST_DATABASE=postgresql on a private PostgreSQL
  * server; under a minute): the latency of a `plants_list` call (limit 20) over the MCP door beside the same
  * list over REST, on the production build, one request at a time on one keep-alive connection.
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:observability`: what metrics and traces cost a list (issue 23, item 5). Three servers of the
+ * `npm run bench:observability`: what metrics and traces cost a list. Three servers of the
  * test build on databases seeded alike, measured in alternating rounds so the machine's noise falls on each:
  *
  *   default   METRICS=on (the default), traces off

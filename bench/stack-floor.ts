@@ -5,7 +5,7 @@
  *
  * - the bearer token's SHA-256 looked up exactly as the floor does (a better-sqlite3 prepared statement on
  *   every request; "last used" written at most once a minute), so the two floors differ only in how the
- *   operation itself runs (issue 21 measured the stack's variants this way);
+ *   operation itself runs (docs/decisions/0012-what-the-stack-floor-runs.md);
  * - one tRPC v11 procedure per operation, with a zod input and output schema, called server-side through a
  *   caller (`createCallerFactory(router)(ctx)`), whose resolver makes one call of Prisma 7's client on the
  *   same better-sqlite3 adapter as the app;

@@ -1,13 +1,13 @@
 /**
- * The figures issue 13 asks for, measured on the production build (`npm run bench:webhooks`;
+ * What webhooks cost and how fast they go out, measured on the production build (`npm run bench:webhooks`;
  * with TEST_DATABASE=postgresql on a private PostgreSQL server; about a minute each):
  *
  * 1. Create throughput without and with one webhook endpoint registered: 16 keep-alive connections
  *    creating as fast as the server answers, ROUNDS (3) rounds of 6 s phases on one server (the endpoint
  *    is registered and deleted between phases), the receiver answering 204 at once. With
  *    BASELINE_DIR=<a checkout of another commit, built into its .test-build/> that commit's server is
- *    measured in the same rotation, on a database of its own: the create path before this change.
- * 2. Keeping up (issue 21): one endpoint receiving every event on loopback while KEEPUP_CONNECTIONS (16)
+ *    measured in the same rotation, on a database of its own: a change's create path beside its parent's.
+ * 2. Keeping up: one endpoint receiving every event on loopback while KEEPUP_CONNECTIONS (16)
  *    connections create as fast as the server answers, for KEEPUP_SECONDS (20): creates and deliveries
  *    per second (each second, and over the run), the backlog when the creates stop, how long it takes to
  *    drain and at what rate, and the server's CPU per create with the delivery included. Also the most

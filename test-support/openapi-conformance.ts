@@ -69,6 +69,8 @@ function newAjv() {
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -INT64 && n <= INT64 });
   ajv.addFormat('float', { type: 'number', validate: () => true });
   ajv.addFormat('double', { type: 'number', validate: () => true });
+  // JSON Schema's, as the answers write times (Date.prototype.toISOString); unchecked, Ajv would only warn.
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text)) });
   return ajv;
 }
 

@@ -4,7 +4,7 @@
  * - a checkout of the compiled kind (src/server/main.ts; `npm start` = node dist/server.mjs): the full build
  *   of src/tooling/build.ts into `<checkout>/.bench-build/` (BUILD_DIR), rebuilt when a source is newer
  *   than the half of it that BUILD_INFO.json dates (the same rule as test-support/build.ts), or on --rebuild;
- * - a checkout of the older kind (commit 130f597 and before: src/cli/start.ts under tsx, Next.js serving the
+ * - a checkout of the older kind (commit 130f597 and before: 130f597:src/cli/start.ts under tsx, Next.js serving the
  *   page): `next build` into `<checkout>/.next-bench/` (NEXT_DIST_DIR) when its BUILD_ID is missing;
  * - the floor (bench/floor.ts), the stack floor (bench/stack-floor.ts) and the ceiling (bench/ceiling.ts),
  *   bundled by esbuild into `.bench-build/bench/` on every run (a second), so they run on plain node like the app.
@@ -26,7 +26,7 @@ export const OLD_DIST_DIR = '.next-bench';
 export type Checkout = {
   /** Absolute folder of the checkout. */
   dir: string;
-  /** `compiled`: node <dir>/.bench-build/server.mjs; `next`: node --import tsx src/cli/start.ts with Next.js. */
+  /** `compiled`: node <dir>/.bench-build/server.mjs; `next`: node --import tsx 130f597:src/cli/start.ts with Next.js. */
   kind: 'compiled' | 'next';
 };
 

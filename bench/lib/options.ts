@@ -27,7 +27,7 @@ export const USAGE = `usage: npm run bench -- [options]    (= tsx bench/run.ts [
   --scale-seconds=S    seconds per scale measurement at N connections (default 5; --quick 2)
   --sequential=N       requests sent one at a time per scale measurement (default 200; --quick 50)
   --soak[=MINUTES]     memory phase: list against the app for MINUTES (default 5) and sample RSS every 10 s
-  --soak-workload=W    what the soak sends: listFresh (default: the list issue 21's goal names, each request a
+  --soak-workload=W    what the soak sends: listFresh (default: the list the memory goal names, each request a
                        new query, so the query runs and the answers the app keeps fill to their bounds), list (the
                        same request again: answered from what the app kept) or create (the shared commits'
                        transactions at the app's full create rate)

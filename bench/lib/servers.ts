@@ -1,6 +1,6 @@
 /**
  * How the bench starts each server: the app of a checkout (compiled: node .bench-build/server.mjs; the
- * older kind: node --conditions=react-server --import tsx src/cli/start.ts with Next.js), the floor and the
+ * older kind: node --conditions=react-server --import tsx 130f597:src/cli/start.ts with Next.js), the floor and the
  * ceiling (bundled from bench/), and how it makes the member's token (the checkout's token command).
  */
 import { spawnSync } from 'node:child_process';

@@ -94,7 +94,7 @@ async function answersEtag(ctx: Context, server: Server): Promise<boolean> {
   return page.headers.has('etag');
 }
 
-/** What the issue asks of each figure (issue 21, "Done when"). */
+/** The goals each figure is held to (docs/performance.md, "Goals and where each stands"). */
 export const GOALS = { ofStackFloor: 0.9, conditionalOfFloor: 0.8, listP99Ms: 25 } as const;
 
 export async function abPhase(ctx: Context): Promise<void> {
@@ -210,7 +210,7 @@ export async function abPhase(ctx: Context): Promise<void> {
     if (entry.slot === 'list') parts.push(`p99 ${fixed(app.p99Median)} ms (median round) ${verdict(app.p99Median < GOALS.listP99Ms)} < ${GOALS.listP99Ms} ms`);
     if (parts.length) goals.push(`- ${entry.slot}: ${parts.join('; ')}`);
   }
-  if (goals.length) ctx.report.push('Goals (issue 21):', ...goals, '');
+  if (goals.length) ctx.report.push('Goals:', ...goals, '');
   if (!ctx.floor) ctx.report.push(`(No floors on ${options.engine}: both floors run on SQLite.)`, '');
 }
 

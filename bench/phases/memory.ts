@@ -107,7 +107,7 @@ export async function memoryPhase(ctx: Context): Promise<void> {
         ['l', 'r', 'r'],
       ),
       '',
-      `Goal (issue 12): RSS under 150 MB after a 5-minute soak: ${
+      `Goal: RSS under 150 MB after a 5-minute soak: ${
         soak
           ? `${mb(points.at(-1)!.rss)} MB after ${options.soakMinutes} min ${points.at(-1)!.rss < 150 * 1024 * 1024 ? 'meets' : 'misses'} it${options.soakMinutes !== 5 ? ' (a soak of another length: indicative only)' : ''}`
           : 'run with --soak'

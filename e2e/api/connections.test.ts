@@ -43,7 +43,7 @@ async function health(): Promise<number> {
 }
 
 /**
- * The health check's wait counted in server time (../support/server-cpu.ts): the work the server did
+ * The health check's wait counted in server time (test-support/server-cpu.ts): the work the server did
  * before answering it. Wall time on a loaded machine also counts the time the server waited for a core,
  * which says nothing about the server (one 1.8 s stall out of 48 probes failed a full run).
  */

@@ -1,9 +1,9 @@
 /**
- * The cost budget (issue 18): no request may cost the server more than it pays for.
+ * The cost budget: no request may cost the server more than it pays for.
  *
  * 1. Every request of the table below — the hostile suites' kinds: long paths, odd request lines, odd
  *    headers, unicode, bodies at the limit, requests the front refuses — costs the server at most
- *    REQUEST_BUDGET_MS of main-thread CPU time (see ../support/server-cpu.ts for why that measure, and why
+ *    REQUEST_BUDGET_MS of main-thread CPU time (see test-support/server-cpu.ts for why that measure, and why
  *    it holds on a busy machine). fuzz.test.ts applies the same bound to every request it generates.
  * 2. A bounded flood of the most expensive of them, anonymous and with a member token, on each door, keeps
  *    `/api/health` answered within HEALTH_P99_MS at the 99th percentile, counted in the same server time:
@@ -78,7 +78,7 @@ const tenCreates = Object.fromEntries(
 
 /** The hostile requests, each sent as these exact bytes. `flood`: one of the most expensive, sent in the flood too. */
 const REQUESTS: HostileRequest[] = [
-  // Long paths: 16,300 slashes (the frozen server of issue 18), backslashes (the URL parser makes them slashes), on every door.
+  // Long paths: 16,300 slashes, backslashes (the URL parser makes them slashes), on every door.
   { name: 'pages: 16,300 slashes then a letter', door: 'pages', who: 'anonymous', bytes: get(`/${slashes}a`), flood: true },
   { name: 'pages: 16,300 backslashes then a letter', door: 'pages', who: 'anonymous', bytes: get(`/${'\\'.repeat(16_300)}a`) },
   { name: 'REST: /api/ and 16,000 slashes', door: 'rest', who: 'anonymous', bytes: get(`/api/${slashes.slice(300)}a`), flood: true },

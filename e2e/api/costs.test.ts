@@ -1,12 +1,12 @@
 /**
- * A call is charged what it does (issue 18): the per-token bucket is charged one per call at the door (a
+ * A call is charged what it does: the per-token bucket is charged one per call at the door (a
  * tRPC batch its calls), and the rest once the input is read: a bulk delete one per id, a list one per 100
  * rows, a table page its counts, a name search SEARCH_COST more. Both doors share the charge, and its 429
  * carries Retry-After in each door's format. Runs on both engines.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, kib, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
+import { BODY_BYTES_PER_UNIT, BODY_LIMIT_BYTES, BULK_ROWS_PER_UNIT, kib, MCP_REQUEST_UNITS, ROWS_PER_UNIT, SEARCH_COST, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { expectError, setupServer } from '@test-support/api-fixture';
 import { postMcp, rpcText } from '@test-support/mcp-client';
@@ -68,7 +68,8 @@ describe('a bulk delete', () => {
 
 describe('reads cost their rows, their counts and their search', () => {
   const listed = (limit: number, q?: string) => Math.ceil(limit / ROWS_PER_UNIT) + (q === undefined ? 0 : SEARCH_COST);
-  const paged = (q?: string) => TABLE_PAGE_COST + (q === undefined ? 0 : SEARCH_COST);
+  /** A table page of 10 rows: its counts, its rows (one unit per ROWS_PER_UNIT), and a search's more. */
+  const paged = (q?: string) => TABLE_PAGE_COST + 1 + (q === undefined ? 0 : SEARCH_COST);
 
   /** Spends a token's burst with `call`, which costs `cost`: the calls that fit pass, the next is refused. */
   async function spend<Answer extends { status: number }>(token: string, cost: number, call: (token: string) => Promise<Answer>): Promise<Answer> {
@@ -88,7 +89,7 @@ describe('reads cost their rows, their counts and their search', () => {
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
-  it(`on tRPC, the admin page's table: a page costs ${TABLE_PAGE_COST}, a searched one ${paged('fern')}, a list its rows`, async () => {
+  it(`on tRPC, the admin page's table: a page of 10 costs ${paged()}, a searched one ${paged('fern')}, a list its rows`, async () => {
     expect((await spend(tokens.page, paged(), page())).status).toBe(429);
     const refused = await spend(tokens['page-search'], paged('fern'), page('fern'));
     await expectTrpcError(refused, 'tooManyRequests');
@@ -97,9 +98,9 @@ describe('reads cost their rows, their counts and their search', () => {
     expect((await spend(tokens['long-trpc'], listed(1000), list)).status).toBe(429);
   });
 
-  it('on MCP: a tool call is charged what the same call costs on the other doors', async () => {
+  it(`on MCP: a tool call is charged what the same call costs on the other doors, and the door's ${MCP_REQUEST_UNITS} units where they charge one`, async () => {
     const list = (token: string) => postMcp(server.baseUrl, token, rpcText('tools/call', { name: 'plants_list', arguments: { limit: 1000, q: 'fern' } }));
-    const refused = await spend(tokens['long-mcp'], listed(1000, 'fern'), async (token) => {
+    const refused = await spend(tokens['long-mcp'], listed(1000, 'fern') + MCP_REQUEST_UNITS - 1, async (token) => {
       const answer = await list(token);
       // A tool's refusal is a result, not an HTTP status: the 200 that carries it says 42900 inside.
       return { status: answer.json?.result?.isError ? 429 : answer.status, text: answer.text };

@@ -3,7 +3,7 @@
  * with SIGKILL (no shutdown code runs), and a server restarted on the same file must list every plant it
  * acknowledged. Three kills in a row, each on the database the previous crash left behind.
  *
- * `startServer` runs start.ts in the process it spawns, so `kill('SIGKILL')` hits the server itself.
+ * `startServer` runs the test build's server.mjs in the process it spawns, so `kill('SIGKILL')` hits the server itself.
  *
  * What this proves is process-crash safety (a 200 is committed before it is sent). Power loss, which
  * `synchronous=FULL` is for, cannot be simulated here.
@@ -107,7 +107,7 @@ describe('SIGKILL under write load', () => {
       // one to be acknowledged (within the loops' own 30 s), so the check below is about durability, not speed.
       while (acknowledged.size === before && !loopsEnded) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(server.exited(), 'the server is still running before the kill').toBe(false);
-      // The server itself (this pid is node running start.ts), mid-traffic.
+      // The server itself (this pid is node running server.mjs), mid-traffic.
       server.kill('SIGKILL');
       stopped = true;
       const { signal } = await server.exit;

@@ -1,7 +1,7 @@
 /**
  * The one front, tried as an attacker would, on every door it guards: REST (/api/plants), the admin page's
  * tRPC door (/api/trpc), the docs (/api/docs), the service routes (/api/health, /api/openapi.json) and the
- * pages. Each finding of the "one guarded /api" issue has a test here on each door it touches.
+ * pages. Each attack has a test here on each door it touches.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -350,7 +350,7 @@ function sendAndStream(request: string, options: { streamMs?: number; waitMs?: n
   });
 }
 
-describe('what a request may cost the server (issue 18)', () => {
+describe('what a request may cost the server', () => {
   const trpcDelete = (id: bigint, token: string) => {
     const body = `{"json":{"id":"${id}"},"meta":{"values":{"id":["bigint"]}}}`;
     return `POST /api/trpc/plants.delete HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;

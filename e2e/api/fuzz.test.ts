@@ -304,8 +304,9 @@ async function runProperty<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns:
 describe('generated from the OpenAPI document', () => {
   it('has the operations and the NewPlant body the generators are built on', () => {
     // The plant operations; the webhook administration beside them has its own tests (webhooks.test.ts).
+    // The CSV import (/plants/imports…) reads files, not plants: import.test.ts sends it hostile ones.
     const operations = Object.entries(document.paths)
-      .filter(([path]) => path.startsWith('/plants'))
+      .filter(([path]) => path.startsWith('/plants') && !path.startsWith('/plants/imports'))
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     // The CSV export (GET /plants/export) answers text/csv, which the generators do not read; export.test.ts checks it.
     expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'GET /plants/export', 'PATCH /plants/{id}', 'POST /plants']);

@@ -2,7 +2,7 @@
  * Clients generated from the served document keep ids exact (docs/api.md, "Generated clients: ids stay
  * exact"), made the way a user makes them: each recipe in a new folder outside the project, its lines and files
  * read from docs/api.md itself (the folder's `sh run=client-folder` lines and tsconfig.json, the shared
- * plant-store-json.ts, the recipe's `sh run=<recipe>` lines and files, then `sh run=client-check`), installing
+ * exact-JSON file, the recipe's `sh run=<recipe>` lines and files, then `sh run=client-check`), installing
  * from the npm registry at the versions the lines name (npm's cache makes a second run quick) and generating
  * from `GET /api/openapi.json` of a real built server. The user's program is the adapter in
  * generated-clients/ (which also pins the types: an int64 is a bigint or `number | bigint`, never a plain

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { type RunningServer, startServer } from '@test-support/server-process';
-import { trpcCall, trpcData } from '@test-support/trpc-client';
+import { type TrpcAnswer, trpcCall, trpcData } from '@test-support/trpc-client';
 import { errorCatalog } from '@/shared/errors';
 
 let database: TestDatabase;
@@ -26,6 +26,20 @@ async function workingAdminTokens(token: string): Promise<TokenRow[]> {
   expect(answer.status).toBe(200);
   const tokens = trpcData<TokenRow[]>(answer);
   return tokens.filter((row) => row.role === 'admin' && row.revokedAt === null);
+}
+
+/**
+ * Two racing calls of which exactly one may win: the other is refused by the last-admin guard (400 / 40009), or
+ * at the door with `doorStatus` when its caller was looked up again meanwhile. Which of the two refused it.
+ */
+function oneWon([a, b]: TrpcAnswer[], doorStatus: number): 'guard' | 'door' {
+  const outcome = JSON.stringify([a!.body, b!.body]);
+  expect([a!.status, b!.status].filter((status) => status === 200), outcome).toHaveLength(1);
+  const refused = a!.status === 200 ? b! : a!;
+  expect([400, doorStatus], outcome).toContain(refused.status);
+  if (refused.status !== 400) return 'door';
+  expect(refused.body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
+  return 'guard';
 }
 
 beforeAll(async () => {
@@ -71,20 +85,43 @@ describe('revoking the last working admin token', () => {
         trpc(first, survivor.token, 'tokens.revoke', { id: challenger.id }),
         trpc(second, challenger.token, 'tokens.revoke', { id: survivor.id }),
       ]);
-      const outcome = JSON.stringify([a.body, b.body]);
-      // One revoke goes through; the other is refused by the guard (400 / 40009), or at the door when its
-      // token was revoked and looked up again in between (401).
-      expect([a.status, b.status].filter((status) => status === 200), outcome).toHaveLength(1);
-      const refused = a.status === 200 ? b : a;
-      expect([400, 401], outcome).toContain(refused.status);
-      if (refused.status === 400) {
-        expect(refused.body.error.json.data.error).toBe(errorCatalog.lastAdmin.value);
-        refusedByTheGuard++;
-      }
+      // One revoke goes through; the other is refused by the guard, or at the door when its token was revoked and
+      // looked up again in between (401).
+      if (oneWon([a, b], 401) === 'guard') refusedByTheGuard++;
       survivor = a.status === 200 ? survivor : challenger;
       const left = await workingAdminTokens(survivor.token);
       expect(left.map((row) => row.id)).toEqual([survivor.id]);
     }
     expect(refusedByTheGuard, 'the guard itself refused at least one of the racing revokes').toBeGreaterThan(0);
+  });
+});
+
+describe('making the last admins members', () => {
+  it('never leaves zero when two admins make each other a member at once, on two processes', { timeout: 300_000 }, async () => {
+    // One admin with a working token to start from: this test's own (the others' tokens revoked).
+    const base = await first.createToken('demoter-base', 'admin');
+    for (const row of await workingAdminTokens(base.token)) {
+      if (row.id !== base.id) expect((await trpc(first, base.token, 'tokens.revoke', { id: row.id })).status).toBe(200);
+    }
+    let survivor = { id: base.id, token: base.token };
+    let refusedByTheGuard = 0;
+    for (let round = 0; round < 8; round++) {
+      const created = await trpc(first, survivor.token, 'tokens.create', { userName: `demoter-${round}`, role: 'admin' });
+      expect(created.status, created.text).toBe(200);
+      const challenger = trpcData<{ id: number; token: string }>(created);
+      // Each instance has accepted its caller's token just now (the hour-long auth cache), so both calls reach the
+      // guarded write, as in the revoke race.
+      expect((await trpc(second, challenger.token, 'me')).status).toBe(200);
+      expect((await trpc(first, survivor.token, 'me')).status).toBe(200);
+      const [a, b] = await Promise.all([
+        trpc(first, survivor.token, 'tokens.setRole', { id: challenger.id, role: 'member' }),
+        trpc(second, challenger.token, 'tokens.setRole', { id: survivor.id, role: 'member' }),
+      ]);
+      // Refused by the guard, or at the door when the caller's role was looked up again meanwhile (403).
+      if (oneWon([a, b], 403) === 'guard') refusedByTheGuard++;
+      if (a.status !== 200) survivor = challenger;
+      expect((await workingAdminTokens(survivor.token)).map((row) => row.id)).toEqual([survivor.id]);
+    }
+    expect(refusedByTheGuard, 'the guard itself refused at least one of the racing demotions').toBeGreaterThan(0);
   });
 });

@@ -13,7 +13,7 @@ import { expectError, expectNoInternalDetail, expectStatus, setupServer } from '
 import { expectRpcError, expectToolError, MCP_HEADERS, MCP_PATH, postMcp, rpcText } from '@test-support/mcp-client';
 import { api, type ApiResponse, describeExchange, rawRequest } from '@test-support/http-client';
 
-import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib } from '@/shared/limits';
+import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, kib, MCP_REQUEST_UNITS } from '@/shared/limits';
 
 const LIST = rpcText('tools/list', {});
 const callText = (name: string, args: unknown, id: string | number = 1) => rpcText('tools/call', { name, arguments: args }, id);
@@ -252,14 +252,14 @@ describe('with the default limits', () => {
 describe('floods (RATE_LIMIT_PER_TOKEN=4/0.01, RATE_LIMIT_AUTH_FAILURES=2/0.01)', () => {
   const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: '4/0.01', RATE_LIMIT_AUTH_FAILURES: '2/0.01' } });
 
-  it('charges a tool call like a REST call, from the one bucket of the token: the fifth request of either door is 429', async () => {
+  it(`charges an MCP request ${MCP_REQUEST_UNITS} units and a REST request one, from the one bucket of the token: past 4 units either door is 429`, async () => {
     const { token } = await server.createToken('mcp-flood');
     const rest = server.rawClient(token);
+    expect(MCP_REQUEST_UNITS).toBe(2);
     expectStatus(await rest.get('/api/plants'), 200);
     expectStatus(await postMcp(server.baseUrl, token, callText('plants_list', {})), 200);
     expectStatus(await rest.get('/api/plants'), 200);
-    expectStatus(await postMcp(server.baseUrl, token, LIST), 200);
-    const refused = await postMcp(server.baseUrl, token, callText('plants_list', {}));
+    const refused = await postMcp(server.baseUrl, token, LIST);
     expectError(refused, 'tooManyRequests');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expectError(await rest.get('/api/plants'), 'tooManyRequests');

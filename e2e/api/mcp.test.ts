@@ -18,7 +18,20 @@ import type { ApiClient } from '@test-support/http-client';
 const server = setupServer({ env: webhookEnv() });
 const nextId = idSource(700_000n);
 
-const PLANT_TOOLS = ['plants_create', 'plants_delete', 'plants_list', 'plants_update'];
+const PLANT_TOOLS = [
+  'plants_create',
+  'plants_delete',
+  'plants_imports_create',
+  'plants_imports_get',
+  'plants_imports_list',
+  'plants_imports_part',
+  'plants_imports_preview',
+  'plants_imports_rows',
+  'plants_imports_run',
+  'plants_imports_stop',
+  'plants_list',
+  'plants_update',
+];
 const WEBHOOK_TOOLS = [
   'webhooks_create',
   'webhooks_delete',

@@ -87,6 +87,21 @@ describe('GET /api/metrics', () => {
     expect((await api(server.baseUrl, METRICS_TOKEN).request('POST', '/api/metrics')).status).toBe(405);
   });
 
+  it("shows the tombstone expiry's backlog: plants deleted for undo past their window, still kept", async () => {
+    const [owner] = await server.database.query<{ id: bigint }>('SELECT id FROM "User" ORDER BY id LIMIT 1');
+    const expiredAt = Date.now() - 6 * 60 * 1000;
+    for (const id of [97_001, 97_002, 97_003]) {
+      await server.database.execute(
+        'INSERT INTO "PlantTombstone" (id, name, tag, "ownerId", "createdAt", "deletedById", "deletedAtMs") VALUES (?, ?, NULL, ?, ?, ?, ?)',
+        [id, `kept ${id}`, owner!.id, await server.database.dateTime(new Date()), owner!.id, expiredAt],
+      );
+    }
+    const backlog = (await scrape()).samples.find((sample) => sample.name === 'plantstore_background_backlog' && sample.labels.job === 'tombstone-expiry');
+    const [left] = await server.database.query<{ rows: bigint }>('SELECT COUNT(*) AS rows FROM "PlantTombstone" WHERE id IN (97001, 97002, 97003)');
+    // The expiry runs every minute: the gauge counts the three, or none if it ran between the insert and the scrape.
+    expect([3, Number(left!.rows)]).toContain(backlog?.value);
+  });
+
   it("shows /api/health's webhook figures to the METRICS_TOKEN holder only: anonymous callers and API tokens see status and database", async () => {
     const anonymous = await server.rawClient(null).get('/api/health');
     expect(anonymous.status).toBe(200);
@@ -105,6 +120,7 @@ describe('GET /api/metrics', () => {
       'plantstore_db_statement_duration_seconds',
       'plantstore_webhook_pending_deliveries',
       'plantstore_webhook_oldest_pending_age_seconds',
+      'plantstore_background_backlog',
       'process_cpu_seconds_total',
       'nodejs_eventloop_lag_seconds',
     ]) {

@@ -276,6 +276,8 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
       'IdempotencyKey',
       'Plant',
       'PlantChange',
+      'PlantImport',
+      'PlantImportRow',
       'PlantListVersion',
       'PlantTombstone',
       'RateBudget',

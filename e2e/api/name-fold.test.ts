@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
-import { foldForSearch } from '@/shared/name-fold';
+import { foldForSearch, nameFoldTable } from '@/shared/name-fold';
 import { expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 import { createTestDatabase, type TestDatabase, testEngine } from '@test-support/database';
 import { foldName } from '@test-support/fold-names';
@@ -78,6 +78,19 @@ describe(`the database folds every name as the app does (${testEngine})`, () => 
     const names = fc.sample(foldName(60), { numRuns: 3_000, seed: 35 });
     for (let at = 0; at < names.length; at += 500) await insertRows(database, names.slice(at, at + 500).map((name, index) => ({ id: at + index + 1, name, nameFolded: null })));
     expect((await storedFolds(database)).map(([, nameFolded]) => nameFolded)).toEqual(names.map(foldForSearch));
+  });
+
+  it('every code point of the table, between two letters', async () => {
+    // The property test above samples the table; this holds all of it (12,100 code points) on the suite's engine:
+    // a key that reached one database's copy wrongly (a jsonb escape, a character SQLite reads as another) shows here.
+    const database = await migratedDatabase();
+    await database.execute(`INSERT INTO "User" (id, name, role) VALUES (1, 'fold-owner', 'member')`);
+    const names = [...nameFoldTable().keys()].filter((codePoint) => codePoint !== 0).map((codePoint) => `a${String.fromCodePoint(codePoint)}b`);
+    for (let at = 0; at < names.length; at += 500) await insertRows(database, names.slice(at, at + 500).map((name, index) => ({ id: at + index + 1, name, nameFolded: null })));
+    const stored = await storedFolds(database);
+    const wrong = stored.filter(([name, nameFolded]) => nameFolded !== foldForSearch(name as string));
+    expect(stored).toHaveLength(names.length);
+    expect(wrong.slice(0, 10).map(([name, nameFolded]) => [[...(name as string)][1]!.codePointAt(0)!.toString(16), nameFolded])).toEqual([]);
   });
 
   it('a migration folds the names there are by the new table', async () => {

@@ -64,20 +64,36 @@ describe('GET /api/openapi.json', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
   });
 
-  it('is OpenAPI 3.1 with title "Plant Store" and version 1.2.0 (the contract\'s additions: conditional lists and the MCP door)', () => {
+  it('is OpenAPI 3.1 with title "Plant Store" and version 1.3.0 (the contract\'s additions up to the CSV import)', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
     expect(doc.info.title).toBe('Plant Store');
-    expect(doc.info.version).toBe('1.2.0');
+    expect(doc.info.version).toBe('1.3.0');
   });
 
-  it('has the three operations of the contract, PATCH (1.1.0) and the CSV export under /api/plants, and only webhook administration beside them', () => {
+  it('has the three operations of the contract, PATCH (1.1.0), the CSV export and the CSV import (1.3.0) under /api/plants, and only webhook administration beside them', () => {
     const base = (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
     const found = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item as Json)
         .filter((key) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(key))
         .map((method) => `${method.toUpperCase()} ${base}${path}`),
     );
-    expect(found.filter((operation) => !operation.includes('/api/webhooks/')).sort()).toEqual(['DELETE /api/plants/{id}', 'GET /api/plants', 'GET /api/plants/export', 'PATCH /api/plants/{id}', 'POST /api/plants']);
+    expect(found.filter((operation) => !operation.includes('/api/webhooks/') && !operation.includes('/api/plants/imports')).sort()).toEqual([
+      'DELETE /api/plants/{id}',
+      'GET /api/plants',
+      'GET /api/plants/export',
+      'PATCH /api/plants/{id}',
+      'POST /api/plants',
+    ]);
+    expect(found.filter((operation) => operation.includes('/api/plants/imports')).sort()).toEqual([
+      'GET /api/plants/imports',
+      'GET /api/plants/imports/{id}',
+      'GET /api/plants/imports/{id}/rows',
+      'POST /api/plants/imports',
+      'POST /api/plants/imports/{id}/apply',
+      'POST /api/plants/imports/{id}/preview',
+      'POST /api/plants/imports/{id}/stop',
+      'PUT /api/plants/imports/{id}/parts/{part}',
+    ]);
     expect(found.filter((operation) => operation.includes('/api/webhooks/')).sort()).toEqual([
       'DELETE /api/webhooks/endpoints/{id}',
       'GET /api/webhooks/endpoints',

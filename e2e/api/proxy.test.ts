@@ -1,5 +1,5 @@
 /**
- * TRUST_PROXY: which peers' X-Forwarded-For is believed, and what the per-address limits key on (issue 18).
+ * TRUST_PROXY: which peers' X-Forwarded-For is believed, and what the per-address limits key on.
  * The trusted proxy is 127.0.0.2 and a client reaching the server directly is 127.0.0.3 (all of 127/8 is
  * this machine), so one server shows both sides.
  */

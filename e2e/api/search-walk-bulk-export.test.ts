@@ -2,8 +2,8 @@
  * "Select all matching" bulk changes and the CSV export walk a name search of many matches as the admin page's
  * table does: each statement reads at most the engine's walk budget of the caller's plants (searchWalkBudget),
  * and the next one goes on from the row where it stopped. Here each member's matches all lie after more of their
- * plants than one statement may walk: before, one bulk call or one export batch walked the member's whole view
- * (docs/performance.md, "Round six: the id-order walk capped"). The result is the same, reached in more steps.
+ * plants than one statement may walk, so that one bulk call or one export batch would otherwise walk the member's
+ * whole view (docs/performance.md, "Search at scale"). The result is the same, reached in more steps.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 

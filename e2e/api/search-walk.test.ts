@@ -228,7 +228,7 @@ describe('a name search in id order, whose matches all come after more plants th
     // Before the smallest: the first page, which walks from the start and stops as the first request does.
     const beforeEverything = await page({ size: 25, q: 'zz', cursor: { kind: 'before', id: -(2n ** 63n) } });
     expect(beforeEverything).toMatchObject({ rows: [], cursor: undefined, walkStopped: { direction: 'forwards', id: BigInt(budget) } });
-    // The REST list walks no budget (its pages are full: docs/performance.md, "Round six: the id-order walk capped").
+    // The REST list walks no budget (its pages are full: docs/performance.md, "What is not bounded").
     expect(await list('q=zz&limit=20&after=-9223372036854775808')).toEqual({ ids: needleIds(0, 20), after: String(needleId(19)) });
   });
 });
@@ -265,8 +265,8 @@ describe("another member's plants among the walked ones", () => {
  * ID_ORDER_PROBE_MATCHES matches by id (anyone's), and the index plan or the filter plan (store-wide match counts,
  * PostgreSQL's statistics). The list's strong ETag changes only with what the caller could see (CONTRACT 1.2.0),
  * so another member's writes that flip the path must not change the page either: its rows, its Link, its ETag,
- * and a poll with that ETag is still answered 304. A walk capped at the budget broke this (the page came back
- * short under the same ETag: docs/performance.md, "Round six: the id-order walk capped").
+ * and a poll with that ETag is still answered 304. A walk capped at the budget would break this (the page would
+ * come back short under the same ETag: docs/performance.md, "What is not bounded").
  */
 describe("another member's writes that flip the path serving a member's REST search page", () => {
   /** The REST page as a client keeps it: rows, Link and ETag. */

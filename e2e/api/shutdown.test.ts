@@ -7,8 +7,8 @@
  * "Accepted" is read from the server's own log: the edge logs one line per REST request with its request
  * id, which is also the response's X-Request-Id. Every logged request id must have reached a client.
  *
- * `startServer` runs start.ts in the process it spawns, so the pid signalled and whose exit code is read
- * is the server's own.
+ * `startServer` runs the test build's server.mjs in the process it spawns, so the pid signalled and whose
+ * exit code is read is the server's own.
  */
 import http from 'node:http';
 

@@ -10,6 +10,7 @@ import './styles/notices.css';
 import './styles/toolbar.css';
 import './styles/table.css';
 import './styles/dialogs.css';
+import './styles/import.css';
 import './styles/details.css';
 import './styles/activity.css';
 import './styles/signin.css';

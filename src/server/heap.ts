@@ -1,7 +1,7 @@
 /**
  * How big V8 lets this server's heap grow, set from inside the process so `npm start`, `node dist/server.mjs`
- * and any supervisor get the same memory without flags a user must know about (issue 21, item 7; the
- * figures are in docs/performance.md, "Memory").
+ * and any supervisor get the same memory without flags a user must know about (the figures:
+ * docs/performance.md, "Where the memory goes").
  *
  * V8 sizes its heap for a big machine: a young generation of 2 × 16 MB semi-spaces and an old generation
  * allowed to grow up to 4× what survived the last full collection. With ~30 MB of live objects that is

@@ -15,7 +15,7 @@ export function createLogger(level: pino.LevelWithSilent) {
 /**
  * The request log (http/guards/request-log.ts): one line per request, the most written lines by far. Its
  * entries are built from known fields only (never a header or a body), so it skips `logger`'s redaction,
- * which cost more than writing the line (~3.5 µs of a list's; issue 21). Written at once like `logger`'s:
+ * which costs more than writing the line (~3.5 µs of a list's). Written at once like `logger`'s:
  * batching the lines (pino's asynchronous destination) cost more CPU in all than one write(2) each.
  */
 export function createRequestLogger(level: pino.LevelWithSilent) {

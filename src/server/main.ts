@@ -92,6 +92,8 @@ async function main(): Promise<void> {
     { startDatabaseSignals },
     { watchAccess },
     { startChangeLogCleanup },
+    { startTombstoneExpiry },
+    { startImportWork },
   ] = await Promise.all([
     import('./http/front'),
     import('./http/server'),
@@ -105,6 +107,8 @@ async function main(): Promise<void> {
     import('./db/signals'),
     import('./tokens/held-access'),
     import('./plants/live/log-cleanup'),
+    import('./plants/undo'),
+    import('./plants/import/work'),
   ]);
   // What other processes and instances commit, heard as it commits (db/signals.ts): what decides access reaches
   // the token cache and the open streams at once (tokens/held-access.ts), and the list versions are kept.
@@ -158,6 +162,8 @@ async function main(): Promise<void> {
     await startReturningFreePages({ onError: (error) => logger.error({ err: error }, 'giving free pages back to the file system failed') }),
     rateBudget?.startRateBudgetSweep({ onError: (error) => logger.warn({ err: error }, 'sweeping full rate-limit budgets failed') }),
     startChangeLogCleanup({ onError: (error) => logger.error({ err: error }, "cleaning the live feed's change log failed") }),
+    startTombstoneExpiry({ onError: (error) => logger.error({ err: error }, 'expiring undo tombstones failed') }),
+    startImportWork({ onError: (error) => logger.error({ err: error }, 'applying or sweeping a CSV import failed') }),
   ];
   // Without a key no secret can be read, so nothing is sent; events still wait in the outbox.
   const webhooks = webhookSettings.key

@@ -4,12 +4,17 @@ import {
   BODY_LIMIT_BYTES,
   BODY_TOTAL_TIMEOUT_MS,
   HEADERS_MAX_BYTES,
+  IMPORT_MAX_BYTES,
+  IMPORT_MAX_ROWS,
+  IMPORT_PART_MAX_ROWS,
+  IMPORT_RECORD_MAX_LENGTH,
   JSON_MAX_DEPTH,
   kib,
   REQUEST_TIMEOUT_MS,
 } from './limits';
 
 const seconds = (ms: number) => `${ms / 1000} seconds`;
+const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
 
 /**
  * The error-value table: every failure a client can see, with its HTTP status and its stable `error` value.
@@ -70,7 +75,17 @@ export const errorCatalog = {
     meaning:
       'The webhook URL is not allowed: not https, or its host is (or resolves to) a private, loopback or link-local address (see Webhooks).',
   },
-  // 40014–40019 are unassigned.
+  invalidCsv: {
+    value: 40014,
+    status: 400,
+    meaning: `An import's CSV cannot be read as plants. A part that is not UTF-8 text or holds more than ${IMPORT_PART_MAX_ROWS.toLocaleString('en-US')} rows is refused alone (send it again as UTF-8, or in smaller parts); the file is refused for good when its first line does not name the columns \`id\` and \`name\` (and only \`tag\`, \`owner\` and \`created\` besides), a record is longer than ${IMPORT_RECORD_MAX_LENGTH.toLocaleString('en-US')} characters (a quote never closed), or it has more than ${IMPORT_MAX_ROWS.toLocaleString('en-US')} rows or ${mib(IMPORT_MAX_BYTES)}.`,
+  },
+  importState: {
+    value: 40015,
+    status: 400,
+    meaning: 'The import cannot do this now: a part out of order (the message names the part expected) or after the upload ended, or an apply before the upload ended or while another import of yours is being applied.',
+  },
+  // 40016–40019 are unassigned.
   emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold at least one field of the plant.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
   jsonTooDeep: {
@@ -90,6 +105,7 @@ export const errorCatalog = {
   tokenNotFound: { value: 40402, status: 404, meaning: 'No API token with this id (admin page).' },
   webhookEndpointNotFound: { value: 40403, status: 404, meaning: 'No webhook endpoint with this id.' },
   webhookDeliveryNotFound: { value: 40404, status: 404, meaning: 'No webhook delivery with this id.' },
+  importNotFound: { value: 40405, status: 404, meaning: 'No import with this id that you started (an import is kept 24 hours after its last change).' },
   methodNotAllowed: { value: 40500, status: 405, meaning: 'The path exists but not with this method; `Allow` lists the methods.' },
   bodyTimeout: {
     value: 40800,
@@ -107,7 +123,7 @@ export const errorCatalog = {
     value: 41500,
     status: 415,
     meaning:
-      'The request body is not sent as `application/json` (a PATCH may also use `application/merge-patch+json`), or its charset is not UTF-8, or it is sent in a content coding (`Content-Encoding`; `Accept-Encoding: identity` says so).',
+      'The request body is not sent as `application/json` (a PATCH may also use `application/merge-patch+json`; an import\'s part is `text/csv`), or its charset is not UTF-8, or it is sent in a content coding (`Content-Encoding`; `Accept-Encoding: identity` says so).',
   },
   expectationFailed: { value: 41700, status: 417, meaning: 'The request has an `Expect` header other than `100-continue`.' },
   idempotencyKeyReused: { value: 42200, status: 422, meaning: 'This `Idempotency-Key` was already used with a different body.' },

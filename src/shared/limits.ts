@@ -59,6 +59,8 @@ export const IDEMPOTENCY_ANSWER_MAX_BYTES = 4 * 1024;
  * anything parses it (a 64 KiB body costs 8). Reading, parsing and checking 64 KiB took 8–20 ms of CPU.
  */
 export const BODY_BYTES_PER_UNIT = 8 * 1024;
+/** The units a body of `bytes` costs beyond its call's own unit. */
+export const bodyUnits = (bytes: number): number => Math.max(0, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
 /**
  * A bulk change of the admin page (delete or re-tag a selection, up to BULK_MAX plants a call): one unit per
  * this many plants. One statement changes them all; 100 deletes took 31–40 ms with their triggers.
@@ -72,6 +74,22 @@ export const TABLE_PAGE_COST = 5;
 export const SEARCH_COST = 10;
 /** What a call with this name search costs beyond its rows: every call that reads by `q` (a list, a table page, a bulk change selecting by it). */
 export const searchCost = (q: string | undefined): number => (q === undefined ? 0 : SEARCH_COST);
+
+/**
+ * The tag filter's suggestions (plants.tags) read the database's counts per owner and tag, most used first: at most
+ * this many of them, so a prefix that only rarer tags match is offered what it matches among the most used ones.
+ */
+export const TAG_SUGGESTION_READ_MAX = 5_000;
+/** A suggestion is charged one unit per this many counts it may read (or, for every owner, sum). */
+export const TAG_COUNTS_PER_UNIT = 1_000;
+
+/**
+ * The webhook endpoints' counts (how many deliveries wait, how many failed) are counted in the delivery log's
+ * index when they are read: one unit per this many rows a count may read. Deleting an endpoint deletes its log,
+ * one unit per DELIVERY_ROWS_DELETED_PER_UNIT rows.
+ */
+export const DELIVERY_ROWS_COUNTED_PER_UNIT = 2_500;
+export const DELIVERY_ROWS_DELETED_PER_UNIT = 500;
 
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -115,12 +133,96 @@ export const SEARCH_WALK_BUDGET = 50_000;
  * back short reads the walked index entries a second time there, to find the row where it stopped (no single
  * pass is cheaper on PostgreSQL: a row_number() over the walk, a shared CTE or a PL/pgSQL loop each cost more than
  * the two), and in tag, owner and creation order each walked row is read from the table. So its walk of "orchid"
- * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Round six: the PostgreSQL name-order walk").
+ * by name costs what SQLite's 50,000 rows do (docs/performance.md, "Search at scale").
  */
 export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
 /** The rows one walk of a request reads on this engine. */
 export const searchWalkBudget = (engine: 'sqlite' | 'postgresql'): number => (engine === 'postgresql' ? POSTGRESQL_SEARCH_WALK_BUDGET : SEARCH_WALK_BUDGET);
 
+/** A live feed resumed with `lastEventId` is sent what it missed first (up to plants/live/feed.ts's REPLAY_MAX events): one unit per this many. */
+export const REPLAYED_EVENTS_PER_UNIT = 25;
+
+/**
+ * Calls whose work does not grow with their input or the store but is more than one unit's: what each costs, in
+ * units (their server CPU per call, e2e/api/router-costs.test.ts, on this 2-core machine at load 6–21, divided by
+ * how much busier than quiet it was then: 1.5–2.5 ms to write a plant, 2.5–3.5 ms for a token, 2–3 ms for the
+ * others, 3–5 ms to open a feed).
+ */
+export const FIXED_COSTS = {
+  /** plants.create, update and delete: a row written with its triggers (the search index, the name's fold, the tag's count, the list's version, the feed's log, the webhooks' outbox) and a commit. */
+  writePlant: 2,
+  /** plants.changes: opening the live feed's stream (tRPC's SSE machinery, the feed's registration). */
+  openLiveFeed: 5,
+  /** tokens.create: a user written if new, a token's random bytes, hash and row. */
+  issueToken: 4,
+  /** tokens.revoke: the row, and the cached acceptance dropped. */
+  revokeToken: 2,
+  /** tokens.setRole: the user's role written, the last admin checked, the cached acceptances dropped. */
+  setRole: 2,
+  /** webhooks.create: the URL's check, a secret made and encrypted, the row. */
+  createWebhook: 3,
+  /** webhooks.rotateSecret: a secret made and encrypted. */
+  rotateWebhookSecret: 2,
+  /** webhooks.sendTest: an event written behind the endpoint's log. */
+  sendWebhookTest: 3,
+  /** plants.imports.create: an import's row, and the user's oldest let go past the ones kept. */
+  startImport: 2,
+  /** webhooks.retry: a delivery made due, and the sender woken. */
+  retryWebhookDelivery: 3,
+} as const;
+
+/** A page of the delivery log: one unit per this many deliveries it may return (each carries its payload and last answer). */
+export const DELIVERY_ROWS_PER_UNIT = 25;
+/** The token list: one unit per this many tokens it shows (each with its user; 5,000 took 67–98 ms). */
+export const TOKENS_PER_UNIT = 25;
+
+/**
+ * An MCP request is charged this many units at its door, where REST and tRPC charge one: each message goes through
+ * the official SDK's server and transport, a web Request and Response and its JSON-RPC checks, about as much work
+ * again as a REST request's own (a ping cost 0.74 ms of CPU where a REST list of one plant cost 0.31 ms).
+ */
+export const MCP_REQUEST_UNITS = 2;
+
 /** Live feeds (the admin page's stream of changes) open at once per token (a few tabs) and per process; past either, 429. */
 export const MAX_STREAMS_PER_TOKEN = 4;
 export const MAX_STREAMS = 1_000;
+
+/*
+ * CSV import (docs/api.md, "CSV import"; docs/decisions/0022-csv-import.md). A file arrives in parts, each a
+ * request body within BODY_LIMIT_BYTES, so no request holds more of it; what one import may hold in all is
+ * bounded here, and what is kept between parts is one unfinished record.
+ */
+/** The bytes of one import's file, all parts together (an admin's export of 100,000 plants is ~7 MB). */
+export const IMPORT_MAX_BYTES = 8 * 1024 * 1024;
+/** The rows of one import's file (lines with data; empty lines are not rows). */
+export const IMPORT_MAX_ROWS = 100_000;
+/**
+ * The characters of one record of the file. A plant's longest record is ~1,500 (a name of 200 characters of
+ * doubled quotes, a tag of 100, an owner and a time); a longer one is a quote never closed, and nothing after
+ * it can be read.
+ */
+export const IMPORT_RECORD_MAX_LENGTH = 4_096;
+/**
+ * The rows of one part of an import's file. Each row is checked, its id looked up and the row kept, 14–28 µs a
+ * row with its share of the part's statements: a part of 2,000 rows holds the server ~30 ms (bench/import-costs.ts),
+ * within the 50 ms a request may take (test-support/server-cpu.ts).
+ */
+export const IMPORT_PART_MAX_ROWS = 2_000;
+/** Imports one user keeps; starting one more lets go of their oldest that is not being applied. */
+export const IMPORTS_KEPT_PER_USER = 5;
+/** An import untouched this long is swept, its rows with it. */
+export const IMPORT_KEPT_MS = 24 * 60 * 60 * 1000;
+/**
+ * A part of an import: one unit per this many rows it holds, beyond the body's own units, charged once the part
+ * is read and before its rows are looked up and kept (each row is checked, its id looked up, the row kept): a
+ * part of 1,000 rows of an export cost the server 25–28 ms, of 2,000 of the shortest rows 33–42 ms
+ * (`npx tsx bench/import-costs.ts`, docs/api.md "Rate limits").
+ */
+export const IMPORT_PART_ROWS_PER_UNIT = 40;
+/**
+ * Applying an import: one unit per this many rows, as a bulk change, charged to the token that asked for the
+ * apply slice by slice, the apply waiting for the units as an export does. Each row is read again, compared with
+ * the plant as it is, and created or changed with the triggers every write of a plant runs: 0.44 ms a row for
+ * new plants, slices included (bench/import-costs.ts).
+ */
+export const IMPORT_APPLY_ROWS_PER_UNIT = 2;

@@ -6,6 +6,7 @@ import { foldName } from '@test-support/fold-names';
 
 import { foldForSearch, nameFoldTable } from './name-fold';
 import { NAME_FOLD_UNICODE_VERSION } from './name-fold-table';
+import { NAME_MAX_LENGTH, plantPageInput } from './plants';
 
 const everyCodePoint = function* () {
   for (let codePoint = 0; codePoint <= 0x10_ffff; codePoint++) if (codePoint < 0xd800 || codePoint > 0xdfff) yield codePoint;
@@ -58,6 +59,15 @@ describe('the name fold', () => {
       const folded = foldForSearch(String.fromCodePoint(codePoint));
       expect(foldForSearch(folded), codePoint.toString(16)).toBe(folded);
     }
+  });
+
+  it('of the longest name, as a walk stop’s key, is taken back by the next page’s cursor', () => {
+    // The code point whose fold is longest (in UTF-16 units, as zod counts a string), repeated to a name's limit:
+    // what the server sends as the key of a walk stopped at that row (page.ts, walkKeyOf) must be accepted back.
+    const [longest] = [...nameFoldTable()].sort(([, a], [, b]) => b.length - a.length)[0]!;
+    const key = foldForSearch(String.fromCodePoint(longest).repeat(NAME_MAX_LENGTH));
+    const next = plantPageInput.safeParse({ size: 25, q: 'x', sort: { key: 'name', dir: 'asc' }, cursor: { kind: 'after', id: 1n, key }, counts: false });
+    expect(next.error?.issues, `a key of ${key.length} units`).toBeUndefined();
   });
 
   it('takes printable ASCII the short way exactly as the table has it', () => {

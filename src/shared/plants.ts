@@ -202,10 +202,16 @@ export const DEFAULT_SORT: PlantSort = { key: 'id', dir: 'asc' };
  * with the total and the position, so the page can say "26–50 of 186" and jump to the last page.
  */
 /**
+ * The most UTF-16 units one code point of a name folds to: U+FDFA, a ligature of 18 characters (the fold table,
+ * name-fold-table.ts; name-fold.test.ts holds this against it). Not read from the table: the page's bundle has none.
+ */
+const NAME_FOLD_MAX_UNITS_PER_CODE_POINT = 18;
+
+/**
  * A row's place in a sort's order as the server held it (walkStopSchema's `key`): a folded name, a tag (null:
  * untagged), an owner's name, or a creation time. Longer than any name folds to is refused unread.
  */
-export const WALK_KEY_MAX_LENGTH = 4 * NAME_MAX_LENGTH;
+export const WALK_KEY_MAX_LENGTH = NAME_FOLD_MAX_UNITS_PER_CODE_POINT * NAME_MAX_LENGTH;
 const walkKey = z.union([z.string().max(WALK_KEY_MAX_LENGTH), z.date(), z.null()]);
 export type WalkKey = z.infer<typeof walkKey>;
 

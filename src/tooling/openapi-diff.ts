@@ -2,8 +2,8 @@
  * `npx tsx src/tooling/openapi-diff.ts [REF]`: whether the OpenAPI document this checkout serves is
  * byte-identical to the one of another commit (default `main`): both serialised exactly as
  * `GET /api/openapi.json` sends them, compared byte for byte, the differences printed as a unified diff.
- * Exits 0 when identical, 1 when not. For a change that must leave the contract as it was (issue 21 moved the
- * REST door off trpc-to-openapi's handler and proved it this way).
+ * Exits 0 when identical, 1 when not. For a change that must leave the contract as it was (such as the REST door
+ * leaving trpc-to-openapi's handler: docs/decisions/0004-rest-door-routes-from-openapi-meta.md).
  *
  * The other commit is exported with `git archive` into a temporary folder beside this checkout's
  * node_modules (hard links), its Prisma clients generated, and the document built there with its own code.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the Prisma CLI for the commands that need no schema engine (generate; studio has its own wrapper,
-// studio.mjs). Prisma 7 downloads a native engine at start-up unless PRISMA_SCHEMA_ENGINE_BINARY names one;
+// studio.ts). Prisma 7 downloads a native engine at start-up unless PRISMA_SCHEMA_ENGINE_BINARY names one;
 // generate never runs it, so any existing file will do where the download is impossible (closed networks,
 // this project's CI). `generate` writes both engines' clients (the app picks one at run time from DATABASE_URL).
 import { spawnSync } from 'node:child_process';

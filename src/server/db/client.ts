@@ -205,7 +205,7 @@ function timeStatements<T extends Queryable & { startTransaction?: (isolationLev
  * Each statement of the API reads a few index entries: no parallel workers and no JIT compiling for them. Both
  * start from the planner's cost, which is high when its estimate is (a name search's pair of characters it has
  * no statistics of is 0.5 % of the store): at 10 M plants they added 10–50 ms to a search that reads 0.02 ms
- * (docs/performance.md, "Round four: search on PostgreSQL"). Set on each new connection before the pool hands
+ * (docs/performance.md, "Search at scale"). Set on each new connection before the pool hands
  * it out (pg-pool's `onConnect`, which it awaits), so its first statement waits for the SET instead of being
  * queued behind it on a busy client (pg deprecates that, and pg 9 refuses it). Not as startup `options`: those
  * would replace the operator's PGOPTIONS, and PgBouncer and other poolers refuse startup options they do not
@@ -225,6 +225,9 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
         max: DATABASE_POOL_SIZE,
         connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
         application_name: 'plant-store',
+        // pg-pool waits for the promise onConnect returns before handing the connection out (its `_promiseTry`);
+        // @types/pg types it as returning void.
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises
         onConnect: withoutParallelWorkersOrJit,
       },
       { schema, statementNameGenerator: statementName },
@@ -238,7 +241,7 @@ function createPrismaClient({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE, MET
       watchDatabasePool(pool, DATABASE_POOL_SIZE);
       return timeStatements(connection as unknown as Queryable) as unknown as typeof connection;
     };
-    // Both clients are generated from the same models (prisma/schemas.test.ts holds them equal), so their
+    // Both clients are generated from the same models (src/tooling/postgres-schema.test.ts holds them equal), so their
     // APIs match; the SQLite client's type stands for both.
     return new PostgresPrismaClient({ adapter, transactionOptions }) as unknown as PrismaClient;
   }

@@ -7,9 +7,9 @@ import { db, engine } from '@/server/db/client';
  * Writes that stand alone (one statement each, as a create is) share a commit on SQLite when enough of them
  * arrive together. Every SQLite commit costs about the same whatever it holds: with synchronous=FULL the
  * write-ahead log's fsync, and the name search's FTS5 index writes a new segment at each commit
- * (docs/performance.md, "Round six: create"). Under parallel creates most of a create's CPU was its commit:
- * 406 µs per create alone against 234 in groups of 8 and 138 in groups of 32, in process (docs/performance.md,
- * "Round seven: create"). Over HTTP a group holds at most the calls the work queue lets run at once (ten:
+ * (docs/decisions/0017-creates-share-a-commit.md). Under parallel creates most of a create's CPU is its commit:
+ * 406 µs per create alone against 234 in groups of 8 and 138 in groups of 32, in process (the same record).
+ * Over HTTP a group holds at most the calls the work queue lets run at once (ten:
  * http/guards/work-queue.ts); only a tRPC batch brings more.
  *
  * A statement given here waits for the end of this turn of the event loop (`setImmediate`: the statements
@@ -43,7 +43,7 @@ export const COMMIT_GROUP_MAX = 64;
  * Fewer statements than this run alone, each its own commit: Prisma's transaction costs more than a commit
  * (~880 µs of CPU per transaction against ~300 for the implicit commit of a lone statement with
  * synchronous=FULL, ~650 against ~110 with NORMAL, in process), so a group pays only from about 4 (FULL) or
- * 6 (NORMAL) statements on (docs/performance.md, "Round seven: create").
+ * 6 (NORMAL) statements on (docs/decisions/0017-creates-share-a-commit.md).
  */
 export const COMMIT_GROUP_MIN = 6;
 

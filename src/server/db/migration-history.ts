@@ -22,7 +22,7 @@ export interface MigrationRecord {
 export interface ApplyMigrationsOptions {
   /** A `file:` URL (SQLite) or a `postgresql://` URL. */
   databaseUrl: string;
-  /** Default: the engine's committed folder (prisma/engines.ts). */
+  /** Default: the engine's committed folder (db/engines.ts). */
   migrationsDir?: string;
   log?: (line: string) => void;
 }

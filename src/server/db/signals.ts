@@ -165,7 +165,8 @@ function listenPostgres(databaseUrl: string, log: SignalsLog): Promise<{ stop: (
     announceHeard(false);
     current.end().catch(() => {});
     if (!stopped) {
-      reconnect = setTimeout(connect, pauseMs);
+      // connect() settles every failure itself (lose), so its promise is not awaited.
+      reconnect = setTimeout(() => void connect(), pauseMs);
       reconnect.unref();
       pauseMs = Math.min(pauseMs * 2, RECONNECT_MAX_MS);
     }

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
  * a socket with unread data makes the kernel send a reset, which can erase the answer before the client
  * reads it (RFC 9112, 9.6); so the server half-closes, discards what still arrives for a moment, and only
  * then cuts the connection. Both bounds count: a client on a fast link cannot make the server read
- * gigabytes within the moment (issue 18: 4.8 GB in 8 s after a 401), nor hold the socket past it.
+ * gigabytes within the moment (without the bound: 4.8 GB in 8 s after a 401), nor hold the socket past it.
  */
 export const LINGER_MS = 2_000;
 /**
@@ -60,7 +60,7 @@ export class GuardedResponse extends ServerResponse {
  * pipelined requests over as soon as it parses them, in parallel; but a request behind one whose answer
  * closes the connection (two Host fields, a 413, a shutdown) gets no answer, so it must not run either:
  * a pipelining proxy would otherwise be desynchronised, and a `DELETE` behind a refused request carried
- * out unseen (issue 18). RFC 9112 (9.3.2) allows parallel work on pipelined requests only when all are
+ * out unseen. RFC 9112 (9.3.2) allows parallel work on pipelined requests only when all are
  * safe; one at a time is what a server owes the rest.
  */
 export function oneRequestAtATime() {

@@ -66,6 +66,7 @@ describe('a procedure added with OpenAPI metadata', () => {
         .meta({ openapi: { method: 'POST', path: '/scratch/echo', summary: 'Echo a number and a word twice', successDescription: 'The number and the word, twice', errors: ['wrongType', 'invalidValue', 'unknownField'] } })
         .input(z.strictObject({ number: int64, word: z.string().max(10) }))
         .output(z.object({ number: int64, words: z.array(z.string()) }))
+        .declare({ cost: 1 })
         .mutation(({ input }) => ({ number: input.number, words: [input.word, input.word] })),
     }),
   });

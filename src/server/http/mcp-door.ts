@@ -18,13 +18,13 @@ import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
-import { JSON_MAX_DEPTH } from '@/shared/limits';
+import { bodyUnits, JSON_MAX_DEPTH, MCP_REQUEST_UNITS } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { nestsDeeperThan } from './guards/json-depth';
 import type { WaitForTurn } from './guards/work-queue';
-import { type FrontRequest, PLACEHOLDER_ORIGIN } from './request';
+import { type FrontRequest, noteCharged, notingCharges, PLACEHOLDER_ORIGIN } from './request';
 import { jsonReply, noSuchPath, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { checkContentType } from './rest/content-type';
 import { corsHeaders, type CorsOrigins } from './rest/cors';
@@ -168,8 +168,8 @@ function readMessage(text: string): Message {
 /**
  * `/api/mcp`: the router's public procedures as MCP tools, over MCP's Streamable HTTP transport (the official
  * SDK's), behind the same guards as the other doors, in this order: path (404), method (405: POST only),
- * Origin (403, as MCP asks against DNS rebinding), token (401, or 429 from the shared buckets, charged one
- * call per request like a REST call), session (404: none exists), content type (415), body (413, 408), the
+ * Origin (403, as MCP asks against DNS rebinding), token (401, or 429 from the shared buckets, charged
+ * MCP_REQUEST_UNITS per request), session (404: none exists), content type (415), body (413, 408), the
  * message (JSON-RPC errors), then the SDK.
  *
  * Stateless, with JSON answers: each request gets a fresh SDK server and transport, answers with one JSON
@@ -224,14 +224,16 @@ export function createMcpDoor(options: {
       });
     }
     checkOrigin(request);
-    const auth = await authenticate(request);
+    const auth = await authenticate(request, MCP_REQUEST_UNITS);
     requireToken(auth);
+    noteCharged(request, MCP_REQUEST_UNITS);
     if (request.raw.headers['mcp-session-id'] !== undefined) {
       return rpcError(404, -32001, 'Session not found: this server keeps no sessions; send requests without Mcp-Session-Id');
     }
     checkContentType(request.raw.headers['content-type'], ['application/json']);
     const body = await readBody(request, response);
     await authenticate.chargeForBody(auth, body.byteLength);
+    noteCharged(request, bodyUnits(body.byteLength));
     // Parsing and the tool call are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
     let message: Record<string, unknown>;
@@ -247,7 +249,7 @@ export function createMcpDoor(options: {
     const toolName = method === 'tools/call' && isObject(message.params) && typeof message.params.name === 'string' ? message.params.name : undefined;
     request.trace.rpc = toolName === undefined ? method : `${method} ${shown(toolName, 64)}`;
 
-    const context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+    const context = contextFor(auth, request.id, notingCharges(request, (units) => authenticate.chargeMore(auth, units)));
     const server = new Server(
       { name: 'plant-store', title: 'Plant Store', version: API_VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },

@@ -14,9 +14,29 @@ export type FrontRequest = {
   url: RequestUrl;
   /** The client's address: the socket's, or behind a trusted proxy the right-most untrusted X-Forwarded-For hop. */
   clientAddress: string;
-  /** What the log line reports beside method, path and status. */
-  trace: { door?: string; userId?: number; calls?: number; rpc?: string; traceId?: string };
+  /**
+   * What the log line reports beside method, path and status. `units`: what the request was charged against its
+   * token's rate-limit bucket, every charge of every door and procedure (docs/api.md, "Rate limits").
+   */
+  trace: { door?: string; userId?: number; calls?: number; rpc?: string; traceId?: string; units?: number };
 };
+
+/** Notes `units` more charged to the request's token (its log line's `units`). */
+export function noteCharged(request: FrontRequest, units: number): void {
+  if (units > 0) request.trace.units = (request.trace.units ?? 0) + units;
+}
+
+/** A door's way to take more units from the request's bucket (`take`), noting what it took once it did. */
+export function notingCharges<Refused>(request: FrontRequest, take: (units: number) => Refused | undefined | Promise<Refused | undefined>) {
+  return (units: number): Refused | undefined | Promise<Refused | undefined> => {
+    const taken = (refused: Refused | undefined) => {
+      if (refused === undefined) noteCharged(request, units);
+      return refused;
+    };
+    const refused = take(units);
+    return refused instanceof Promise ? refused.then(taken) : taken(refused);
+  };
+}
 
 export const PLACEHOLDER_ORIGIN = 'http://plant-store.invalid';
 

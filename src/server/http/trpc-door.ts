@@ -10,13 +10,13 @@ import type { Logger } from '@/server/log';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
-import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES } from '@/shared/limits';
+import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES, bodyUnits } from '@/shared/limits';
 
 import type { Authenticate } from './guards/auth';
 import { decodeUtf8, readBody } from './guards/body';
 import { refuseDeepJson } from './guards/json-depth';
 import type { WaitForTurn } from './guards/work-queue';
-import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from './request';
+import { type FrontRequest, notUtf8Refusal, noteCharged, notingCharges, parameterNotUtf8 } from './request';
 import { Refusal, refuse } from './reply';
 import { cutOffWhenStalled } from './stalled-stream';
 import { checkContentType } from './rest/content-type';
@@ -80,6 +80,7 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
       request.trace.calls = calls;
       if (calls > BATCH_MAX_CALLS) throw refuse('batchTooLarge', `a batch may hold at most ${BATCH_MAX_CALLS} calls; this one holds ${calls}`);
       const auth = await authenticate(request, calls);
+      if (auth.status === 'signedIn') noteCharged(request, calls);
       // An anonymous body is never read: a POST without a valid token is refused before it. A GET has no body,
       // and its refusal comes from the procedure, in the form the call asked for (a subscription's is an SSE
       // error event, which the page's client reads as final instead of reconnecting).
@@ -87,13 +88,16 @@ export function createTrpcDoor(options: { router: AnyTRPCRouter; authenticate: A
         const { kind, message } = authFailure(auth.status);
         throw refuse(kind, message);
       }
-      context = contextFor(auth, request.id, (units) => authenticate.chargeMore(auth, units));
+      context = contextFor(auth, request.id, notingCharges(request, (units) => authenticate.chargeMore(auth, units)));
       if (parameterNotUtf8(request.url, ['input'])) throw notUtf8Refusal('input');
       // The adapter takes a body that is already a string as it is; reading it here puts it under the
       // same limit and timeouts as REST's. (Its own refusal of another media type is plain text.)
       if (request.method === 'POST') checkContentType(request.raw.headers['content-type'], JSON_TYPES);
       const bytes = request.method === 'POST' ? await readBody(request, response) : undefined;
-      if (bytes) await authenticate.chargeForBody(auth, bytes.byteLength);
+      if (bytes) {
+        await authenticate.chargeForBody(auth, bytes.byteLength);
+        noteCharged(request, bodyUnits(bytes.byteLength));
+      }
       const body = bytes && decodeUtf8(bytes);
       // Before tRPC parses the input and superjson walks it.
       if (body !== undefined) refuseDeepJson(body, 'the body');

@@ -51,3 +51,15 @@ describe('the same body', () => {
     expect(canonicalJson({ 'a,"b"': 1n })).toBe('{"a,\\"b\\"":1}');
   });
 });
+
+describe('the fingerprint', () => {
+  it('keeps the operation apart from the body: no operation and body run together into another pair', () => {
+    expect(requestFingerprint('PATCH /plants/1', 23n)).not.toBe(requestFingerprint('PATCH /plants/12', 3n));
+  });
+
+  it('refuses what is not a JSON value instead of writing something for it', () => {
+    for (const value of [undefined, () => 1, Symbol('x'), { a: undefined }, [1, undefined]]) {
+      expect(() => canonicalJson(value), String(typeof value)).toThrow(/^(?:undefined|function|symbol) is not a JSON value$/);
+    }
+  });
+});

@@ -7,7 +7,6 @@ import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limit
 import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
-import { sweepTombstones, UNDO_WINDOW_MS } from './undo';
 import { plantsCommitted } from './events';
 
 /**
@@ -68,12 +67,26 @@ async function walkedIdsOf(actor: Actor, filters: PlannedFilters, selection: Ext
 }
 
 /**
- * The units a bulk call of `rows` plants costs beyond the one its door charged, and SEARCH_COST more when it
- * selects by a name search, as a list or a table page with `q` is charged: each call reads names (a walk of up
- * to the walk budget), found or not, so a call that finds nothing must not be the cheap way to make the server walk.
+ * What a bulk call is charged before it starts (its procedure's declared cost): a list of ids its plants, one unit
+ * per BULK_ROWS_PER_UNIT; "every matching plant" the read that finds them, and SEARCH_COST more when it selects
+ * by a name search (each call walks names, found or not, so a call that finds nothing must not be the cheap way
+ * to make the server walk). A matching call's plants are charged once that read has found them, before they
+ * change (`chargeFound`).
  */
-const unitsFor = (selection: BulkSelection, rows: number) =>
-  Math.max(0, Math.ceil(rows / BULK_ROWS_PER_UNIT) - 1) + (selection.kind === 'matching' ? searchCost(selection.filters.q) : 0);
+export function bulkSelectionCost(selection: BulkSelection): number {
+  return selection.kind === 'ids' ? bulkPlantsCost(selection.ids) : 1 + searchCost(selection.filters.q);
+}
+
+/** What changing (or putting back) these plants costs: one unit per BULK_ROWS_PER_UNIT of them, each id once. */
+export function bulkPlantsCost(ids: readonly bigint[] | number): number {
+  const plants = typeof ids === 'number' ? ids : new Set(ids).size;
+  return Math.max(1, Math.ceil(plants / BULK_ROWS_PER_UNIT));
+}
+
+/** The plants a matching call found, charged before they change (a list of ids paid for its plants up front). */
+async function chargeFound(charge: (units: number) => Promise<void>, selection: BulkSelection, plants: number): Promise<void> {
+  if (selection.kind === 'matching' && plants > 0) await charge(bulkPlantsCost(plants));
+}
 
 /** The access rule of a write by id (the same one every list applies). */
 const byIds = (actor: Actor, ids: bigint[]) => whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`]);
@@ -86,7 +99,7 @@ const keptAgain = Prisma.raw(KEPT.map((column) => `"${column}" = excluded."${col
 
 export async function bulkDelete(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, keepForUndo = false): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  await charge(unitsFor(selection, ids.length));
+  await chargeFound(charge, selection, ids.length);
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const now = BigInt(Date.now());
   const deleted = await db.$transaction(async (tx) => {
@@ -99,7 +112,6 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => Promis
     }
     return tx.$queryRaw<{ id: bigint }[]>`DELETE FROM "Plant" AS p ${byIds(actor, ids)} RETURNING "id"`;
   });
-  if (keepForUndo) void sweepTombstones(Date.now() - UNDO_WINDOW_MS).catch(() => undefined);
   const done = new Set(asIds(deleted).map(String));
   if (done.size > 0) {
     plantsCommitted({ outboxEvents: true });
@@ -109,7 +121,7 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => Promis
 
 export async function bulkRetag(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
-  await charge(unitsFor(selection, ids.length));
+  await chargeFound(charge, selection, ids.length);
   if (ids.length === 0) return { done: [], gone: [], nextAfter };
   const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
   const done = new Set(asIds(updated).map(String));

@@ -214,8 +214,8 @@ export type Walked = { rows: SelectedRow[]; stop: SelectedRow | null };
  * (the admin page's default; the bulk changes' and, by default, the export's) the walk is the primary key's, or
  * the owner's (ownerId, id) and the tag's (tag, id) indexes: dense matches fill a page at once, but a view whose
  * matches lie at its far end in ids (an admin's search whose matches were added last; a member whose plants hold
- * few of the phrase's first matches, where SQLite's probe gives up) was walked to the end: at 1 M plants 129 ms a
- * request on SQLite, 618 ms on PostgreSQL (docs/performance.md, "Round six"). The REST list walks so still: its
+ * few of the phrase's first matches, where SQLite's probe gives up) would be walked to the end: at 1 M plants 129 ms
+ * a request on SQLite, 618 ms on PostgreSQL (docs/performance.md, "What is not bounded"). The REST list walks so: its
  * pages are full, so that a page depends only on what its ETag does (service.ts, listPlants).
  */
 export const walksNames = (filters: PlannedFilters): boolean => searchOf(filters)?.plan === 'filter';
@@ -353,13 +353,13 @@ export const COUNT_WALK_BUDGET = 50_000;
  * deciding the plan reads (INDEXED_MATCHES_MAX), enough when the view holds the cap's worth of them. Each
  * costs the index's work and a row looked up, ten times a walked row: at 1 M plants, counting the 6,944
  * matches of "orchid ivy" for a view holding none of them took two statements of 57 and 288 ms (p50 of 3,
- * load 3–6), and 37 and 12 ms with 5,000 (docs/performance.md, "Round five").
+ * load 3–6), and 37 and 12 ms with 5,000 (docs/performance.md, "Search at scale").
  */
 export const PHRASE_COUNT_BUDGET = 2_000;
 /**
  * PostgreSQL's walk reads each row from the table (~1.2 µs at 10 M plants, where SQLite's reads its FTS5
  * list): 50,000 cost a search of many matches ("orchid ivy") ~50 ms, 10,000 cost 2–5 ms (docs/performance.md,
- * "Round five").
+ * "Search at scale").
  */
 export const POSTGRESQL_COUNT_WALK_BUDGET = 10_000;
 

@@ -2,7 +2,7 @@ import { tracked } from '@trpc/server';
 import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
-import { createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
+import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
 import {
   deletePlantsInput,
   plantChangesInput,
@@ -21,15 +21,16 @@ import {
   TAG_MAX_LENGTH,
 } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { asTrpcError, chargeFor, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
+import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { IF_NONE_MATCH_MAX_LENGTH, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
+import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
-import { bulkDelete, bulkRetag } from './bulk';
-import { plantChanges } from './live/feed';
+import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { importsRouter } from './import/router';
+import { plantChanges, REPLAY_MAX } from './live/feed';
 import { pagePlants } from './page';
-import { suggestTags } from './tags';
+import { suggestTags, tagSuggestionCost } from './tags';
 import { restorePlants } from './undo';
 import { plantListVersion } from './versions';
 
@@ -74,6 +75,7 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(newPlantSchema)
     .output(plantAnswer)
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input }) => createPlant(ctx.actor, input)),
 
   list: protectedProcedure
@@ -107,9 +109,9 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(listPlantsInput)
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
+    .declare({ cost: ({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q) })
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
-      await chargeFor(ctx, Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q));
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
       // The REST door asks for the caller's version with the rows when it would otherwise be a query of its own.
       const page = await listPlants(ctx.actor, { limit, after, ...filters }, { withVersion: ctx.responseHints.versionWanted === true });
@@ -139,49 +141,65 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(patchPlantInput)
     .output(plantAnswer)
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input: { id, ...patch } }) => updatePlant(ctx.actor, id, patch)),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .query(async ({ ctx, input }) => {
-      await chargeFor(ctx, TABLE_PAGE_COST + searchCost(input.q));
-      return pagePlants(ctx.actor, input);
-    }),
+    .declare({ cost: ({ size, q }) => TABLE_PAGE_COST + Math.ceil(size / ROWS_PER_UNIT) + searchCost(q) })
+    .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
-  deleteMany: protectedProcedure.input(deletePlantsInput).mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),
+  deleteMany: protectedProcedure
+    .input(deletePlantsInput)
+    .declare({ cost: ({ selection }) => bulkSelectionCost(selection) })
+    .mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),
 
   /** The admin page's bulk re-tag (null removes the tag), like deleteMany (tRPC only). */
-  retagMany: protectedProcedure.input(retagPlantsInput).mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag)),
+  retagMany: protectedProcedure
+    .input(retagPlantsInput)
+    .declare({ cost: ({ selection }) => bulkSelectionCost(selection) })
+    .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag)),
 
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
-  restore: protectedProcedure.input(restorePlantsInput).mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
+  restore: protectedProcedure
+    .input(restorePlantsInput)
+    .declare({ cost: ({ ids }) => bulkPlantsCost(ids) })
+    .mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
 
   /** The tags that exist, with counts, by a case-insensitive prefix: the tag filter's choices (tRPC only). */
-  tags: protectedProcedure.input(tagSuggestionsInput).query(({ ctx, input }) => suggestTags(ctx.actor, input)),
+  tags: protectedProcedure
+    .input(tagSuggestionsInput)
+    .declare({ cost: (input, { actor }) => tagSuggestionCost(actor, input) })
+    .query(({ ctx, input }) => suggestTags(ctx.actor, input)),
 
   /**
    * The live feed: every change to the plants the caller sees, as it commits, on any instance (tRPC's SSE
    * subscription; `tracked` ids let a dropped connection resume where it stopped).
    */
-  changes: protectedProcedure.input(plantChangesInput).subscription(async function* ({ ctx, input, signal }) {
-    try {
-      for await (const [id, event] of plantChanges(ctx.actor, tokenId(ctx), input?.lastEventId, signal)) yield tracked(id, event);
-    } catch (error) {
-      // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
-      // by the client; a bare error would read as a 500, which it retries at once, for ever).
-      if (error instanceof AppError) throw asTrpcError(error);
-      throw error;
-    }
-  }),
+  changes: protectedProcedure
+    .input(plantChangesInput)
+    .declare({ cost: (input) => FIXED_COSTS.openLiveFeed + (input?.lastEventId ? Math.ceil(REPLAY_MAX / REPLAYED_EVENTS_PER_UNIT) : 0) })
+    .subscription(async function* ({ ctx, input, signal }) {
+      try {
+        for await (const [id, event] of plantChanges(ctx.actor, tokenId(ctx), input?.lastEventId, signal)) yield tracked(id, event);
+      } catch (error) {
+        // Raised while streaming, after the guard's translation: a refusal keeps its code (429 is not retried
+        // by the client; a bare error would read as a 500, which it retries at once, for ever).
+        if (error instanceof AppError) throw asTrpcError(error);
+        throw error;
+      }
+    }),
 
   /** An id that is free now, for the add form (tRPC only). */
-  suggestId: protectedProcedure.query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),
+  suggestId: protectedProcedure.declare({ cost: 1 }).query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),
 
   /** User names for the owner filter (admins, tRPC only). */
-  owners: procedureNeeding('plants:any').query(() => listUserNames()),
+  owners: procedureNeeding('plants:any')
+    .declare({ cost: async () => 1 + Math.ceil((await countUserNames()) / ROWS_PER_UNIT) })
+    .query(() => listUserNames()),
 
   delete: protectedProcedure
     .meta({
@@ -202,5 +220,9 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(plantIdParam)
     .output(z.void())
+    .declare({ cost: FIXED_COSTS.writePlant })
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+
+  /** CSV import: a file in parts, its preview, its apply in the background (import/router.ts). */
+  imports: importsRouter,
 });

@@ -3,7 +3,11 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import type { Actor } from '@/server/auth/permissions';
+
 import { failureOf, signIn } from '@test-support/actors';
+
+import { inPlantScope } from './scope';
 
 /**
  * One access scope (scope.ts): every query of plant rows takes its access rule from there. The scan below
@@ -110,5 +114,14 @@ describe("a member's calls never reach another owner's plant", () => {
 
     // Alice's plant went through all of that as it was.
     expect(await alice.caller.plants.list({ after: 9_000n })).toEqual([{ id: 9_010n, name: 'Scope secret', tag: 'scope-hidden' }]);
+  });
+});
+
+describe('one row within the scope (inPlantScope: the live feed asks it of each change)', () => {
+  const member = (userId: number): Actor => ({ userId, name: `member ${userId}`, role: 'member' });
+  it("is a member's own plant, any plant for an admin, and nothing else", () => {
+    expect(inPlantScope(member(7), 7)).toBe(true);
+    expect(inPlantScope(member(7), 8)).toBe(false);
+    expect(inPlantScope({ userId: 1, name: 'admin', role: 'admin' }, 8)).toBe(true);
   });
 });

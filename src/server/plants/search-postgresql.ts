@@ -103,7 +103,7 @@ const gramsCondition = (folded: string) => Prisma.sql`plant_name_grams(q."nameFo
  * rows are walked). Written as a plain condition on `p`, the planner may choose to walk the rows in id order
  * and test each name until a page is full — when it expects the matches to be many (its estimate for a pair it
  * has no statistics of is 0.5 % of the store; for one trigram such as "000", 1 %), which at 10 M plants and
- * one match took 80 s of CPU for a pair and 2.9 s for "000" (docs/performance.md, "Round five").
+ * one match took 80 s of CPU for a pair and 2.9 s for "000" (docs/performance.md, "Search at scale").
  */
 export function postgresIndexedName({ folded, matches }: NameSearch): Prisma.Sql {
   // The matches read when the search was planned (postgresMatchesUpTo); the name tested again, as it may have
@@ -159,7 +159,7 @@ export function trigramStatisticsOf({ trigrams, frequencies, rows }: TrigramStat
  * each left out costs only its test on the rows the others leave.
  */
 export const ASKED_TRIGRAMS_MAX = 3;
-/** A trigram in more names than this is not worth its list (the figures: docs/performance.md, "Round five"). */
+/** A trigram in more names than this is not worth its list (docs/performance.md, "Search at scale"). */
 export const ASKED_TRIGRAM_FREQUENCY_MAX = 0.02;
 /** Rows the asked trigrams may leave (each tested, ~1 µs) before another trigram is worth asking. */
 export const CANDIDATES_ENOUGH = 1_000;

@@ -13,7 +13,8 @@ import { applyMigrations } from '@/server/db/migrate';
 import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
-import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
+import { nameFoldTable } from '@/shared/name-fold';
+import { DEFAULT_SORT, foldForSearch, NAME_MAX_LENGTH } from '@/shared/plants';
 
 import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET, type PlannedFilters, ready, selectFrom } from './query';
 import { listPlants } from './service';
@@ -262,6 +263,22 @@ describe('the name search on SQLite', () => {
     expect(await caller.plants.page({ size: 10, q: absent })).toMatchObject({ rows: [], total: 0, totalExact: true });
     // A query of few distinct trigrams keeps its phrase, with no reads of the term list.
     expect(await planNameSearch(query.slice(0, LONG_QUERY_TRIGRAMS + 2))).toEqual({ folded: query.slice(0, LONG_QUERY_TRIGRAMS + 2), plan: 'index' });
+  });
+
+  it('answers a query of a name’s length whose fold holds more distinct trigrams than one statement of SQLite can rank', async () => {
+    const { caller } = await signIn('search-longest-fold');
+    // The 200 code points whose folds are longest, in that order: a name within the limit, folding to 732
+    // characters and more distinct trigrams than SQLite's compound SELECT takes (500 terms).
+    const name = [...nameFoldTable()]
+      .sort(([, a], [, b]) => [...b].length - [...a].length)
+      .slice(0, NAME_MAX_LENGTH)
+      .map(([codePoint]) => String.fromCodePoint(codePoint))
+      .join('');
+    const folded = foldForSearch(name);
+    expect(new Set([...folded].slice(2).map((_, at) => [...folded].slice(at, at + 3).join(''))).size).toBeGreaterThan(500);
+    await caller.plants.create({ id: 2_960_001n, name });
+    expect((await caller.plants.list({ q: name })).map((plant) => plant.id)).toEqual([2_960_001n]);
+    expect(await caller.plants.page({ size: 10, q: name })).toMatchObject({ total: 1, totalExact: true });
   });
 
   it('decides a long query by its phrase, and reads the phrase, when its rarest trigrams find more than the index plan takes', async () => {

@@ -43,7 +43,7 @@ import { postgresMatchesUpTo } from './search-postgresql';
  * A search matching at most this many plants in the whole store is served by the trigram index. On SQLite it
  * is also what deciding costs: the count reads the phrase's matches in id order up to this many plus one, and
  * a phrase rarer than its trigrams ("orchid ivy") pays for every row of their longer lists on the way; at
- * 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md, "Round four: search on SQLite").
+ * 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md, "Search at scale").
  */
 export const INDEXED_MATCHES_MAX = engine === 'sqlite' ? 2_000 : 10_000;
 /** The shortest query SQLite's padded index serves as the start of a trigram (see above); a shorter one adds the names it ends. */
@@ -79,7 +79,7 @@ export const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`
  * trigram repeats in it ("000000", "ababab"); then each of its distinct trigrams, all of them (AND). FTS5
  * matches a phrase by walking every token's positions in each name holding them all, so a phrase of n
  * tokens costs up to n × (the name's positions of them) per name: 198 tokens of "000" against names of 200
- * zeros cost 190 ms per statement at 1 M plants (docs/performance.md, "Round five"). Every distinct trigram,
+ * zeros cost 190 ms per statement at 1 M plants (docs/performance.md, "Search at scale"). Every distinct trigram,
  * without positions, costs one step per trigram and name, and finds every name the phrase finds (and some
  * more, which the name test drops). A query without a repeated trigram, what people type, keeps its phrase.
  */
@@ -102,7 +102,7 @@ const trigramsOf = (folded: string): string[] => {
  * characters of the bench's common words, 77 trigrams each in 1 in 6 to 1 in 144 names, cost ~340 ms
  * a statement at 1 M plants, matching nothing. The rarest few (AND, without positions) find a superset of the
  * query's matches, each name tested after (sqliteIndexedPlants; the filter plan tests every row anyway).
- * docs/performance.md, "Round five: SQLite search cost bounds", has the figures that chose these.
+ * docs/performance.md, "Search at scale", has the figures that chose these.
  */
 export const LONG_QUERY_TRIGRAMS = 8;
 export const RARE_TRIGRAMS_ASKED = 4;
@@ -113,6 +113,13 @@ export const RARE_TRIGRAMS_ASKED = 4;
  * costs more than it saves (at 1 M, 77 trigrams up to 10,000 entries: ~57 ms); this many is ~2 ms for 77.
  */
 export const TRIGRAM_SAMPLE_ENTRIES = 100;
+/**
+ * The most distinct trigrams of one query that are ranked, spread over it: a query of a name's length folds to up
+ * to 3,600 characters (U+FDFA is 18), whose trigrams one statement could not rank (SQLite's compound SELECT takes
+ * 500 terms) nor afford to. Any of a query's trigrams finds a superset of its matches, so the rarest of these
+ * serve as well; ranking 128 reads at most 128 × TRIGRAM_SAMPLE_ENTRIES entries of the term list.
+ */
+export const RANKED_TRIGRAMS_MAX = 128;
 
 /** A trigram's rank (fewer is rarer): its entries when fewer than the sample, else an estimate of them. */
 type Rarity = { trigram: string; at: number; entries: number };
@@ -154,7 +161,8 @@ async function trigramRarities(trigrams: string[]): Promise<Rarity[]> {
 export async function sqliteFtsQuery(folded: string): Promise<string> {
   const distinct = [...new Set(trigramsOf(folded))];
   if (distinct.length <= LONG_QUERY_TRIGRAMS) return ftsQuery(folded);
-  const ranked = (await trigramRarities(distinct)).sort((a, b) => a.entries - b.entries || a.at - b.at);
+  const spread = distinct.length <= RANKED_TRIGRAMS_MAX ? distinct : Array.from({ length: RANKED_TRIGRAMS_MAX }, (_, at) => distinct[Math.floor((at * distinct.length) / RANKED_TRIGRAMS_MAX)]!);
+  const ranked = (await trigramRarities(spread)).sort((a, b) => a.entries - b.entries || a.at - b.at);
   const asked = ranked[0]!.entries === 0 ? ranked.slice(0, 1) : ranked.slice(0, RARE_TRIGRAMS_ASKED);
   return asked.map(({ trigram }) => ftsPhrase(trigram)).join(' AND ');
 }
@@ -235,7 +243,7 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   const match = await sqliteFtsQuery(folded);
   if (match !== phrase && (await sqliteIndexServes(folded, match))) return { folded, plan: 'index', match };
   // The rarest trigrams find more than the cap, yet the query itself may match few: decided as before, by its
-  // own phrase (the cost this does not bound: docs/performance.md, "Round five"), and either plan then reads
+  // own phrase (the cost this does not bound: docs/performance.md, "What is not bounded"), and either plan then reads
   // the phrase's matches as before. Not the rarest trigrams' candidates for the filter plan: its count reads
   // the first PHRASE_COUNT_BUDGET of them, and fewer of those match, so its "at least" would say less.
   if (await sqliteIndexServes(folded, phrase)) return { folded, plan: 'index' };

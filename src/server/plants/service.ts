@@ -38,13 +38,34 @@ function givenFields<Input extends Partial<Record<PlantFieldName, unknown>>>(inp
  * database would write (its triggers keep it, whoever writes a plant: migration *_plant_name_fold_in_the_database);
  * given right, SQLite's trigger only checks it, where a missing one would cost a second write of the row.
  */
-const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
+export const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', 'ownerId', 'createdAt'].map((column) => `"${column}"`).join(', '));
+
+/** The declared fields as their columns hold them: a field the plant lacks is NULL. */
+const storedFields = (plant: NewPlant) => Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
+
+/** A new plant's row in INSERTED_COLUMNS' order: owned by `ownerId`, made `now`. */
+export const insertedValues = (ownerId: number, plant: NewPlant, now: Date): unknown[] => [
+  plant.id,
+  ...PLANT_FIELD_NAMES.map((field) => plant[field] ?? null),
+  foldForSearch(plant.name),
+  ownerId,
+  now,
+];
+
+/** What a create of a taken id answers, whoever's plant holds it (an import's refused rows say the same). */
+export const idTakenMessage = (id: bigint) => `a plant with id ${id} already exists`;
+
+/** What a patch writes: the fields it gives (null removes one), and the folded name with a new name. */
+export function patchedColumns(patch: PlantPatch): Record<string, unknown> {
+  // The search's folded name goes with the name it folds, right, as for a create (the database checks it).
+  return { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
+}
 
 /**
  * One INSERT, as SQL through `$executeRaw`, which answers the count of rows written: Prisma's `plant.create`
  * sends the same INSERT with RETURNING for ~100 µs more CPU in its query interpreter and result mapping, and
- * round six's RETURNING through `$queryRaw` still cost ~45 µs more than this for the row it maps
- * (docs/performance.md, "Round seven: create"). The values are what `create` wrote: a field the plant lacks
+ * the RETURNING form through `$queryRaw` costs ~45 µs more than this for the row it maps
+ * (docs/decisions/0012-what-the-stack-floor-runs.md). The values are what `create` wrote: a field the plant lacks
  * is NULL, the creation time is taken here (`@default(now())` is Prisma's, not the database's: SQLite's own
  * default would be another text format), and each engine's adapter writes the Date as Prisma's create does.
  * A taken id inserts nothing (ON CONFLICT DO NOTHING: no row, so no trigger fires and nothing is written,
@@ -52,13 +73,14 @@ const INSERTED_COLUMNS = Prisma.raw(['id', ...PLANT_FIELD_NAMES, 'nameFolded', '
  * unique key of Plant is its id. The answer is the plant as given, which is what the row holds.
  */
 export async function createPlant(actor: Actor, plant: NewPlant): Promise<Plant> {
-  const fields = Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, plant[field] ?? null])) as StoredFields;
-  const values = [plant.id, ...PLANT_FIELD_NAMES.map((field) => fields[field]), foldForSearch(plant.name), actor.userId, new Date()];
-  // plant scope: a create writes the actor's own plant (ownerId above); it reads nothing of others'.
+  const fields = storedFields(plant);
+  // plant scope: a create writes the actor's own plant (ownerId); it reads nothing of others'.
   // Creates that arrive together share one commit on SQLite (db/commit-together.ts); this one's count is its own.
-  const written = await commitTogether(() => db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(values)}) ON CONFLICT ("id") DO NOTHING`);
+  const written = await commitTogether(
+    () => db.$executeRaw`INSERT INTO "Plant" (${INSERTED_COLUMNS}) VALUES (${Prisma.join(insertedValues(actor.userId, plant, new Date()))}) ON CONFLICT ("id") DO NOTHING`,
+  );
   // Ids are unique across the store, so this tells a member that an id is taken, and nothing more.
-  if (written === 0) throw new AppError('plantIdTaken', `a plant with id ${plant.id} already exists`, 'id');
+  if (written === 0) throw new AppError('plantIdTaken', idTakenMessage(plant.id), 'id');
   // The webhook event and the live feed's log row were written with the row, by the database (triggers);
   // this wakes the webhook sender and the feed's reader of this process.
   plantsCommitted({ outboxEvents: true });
@@ -71,7 +93,7 @@ export type PlantPage = { plants: Plant[]; nextAfter: bigint | null; version?: s
  * The REST list: keyset paging by id, with the filters: a deep page costs what the first one does. Its pages are
  * full, whatever the path that serves them (SQLite's id-order probe, the index or the filter plan: chosen by
  * store-wide data): a page depends only on the caller's plants, as its ETag does (CONTRACT 1.2.0), so a search's
- * walk is not capped here as the admin page's is (docs/performance.md, "Round six: the id-order walk capped").
+ * walk is not capped here as the admin page's is (docs/performance.md, "What is not bounded").
  *
  * `withVersion`: the page comes with the caller's list version (plants/versions.ts), for its ETag, read no later
  * than its rows. A member's is a column of each statement that reads rows, so it is of the same snapshot as
@@ -109,8 +131,7 @@ export async function listPlants(
 
 export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): Promise<Plant> {
   if (PLANT_FIELD_NAMES.every((field) => patch[field] === undefined)) throw new AppError('emptyPatch', EMPTY_PATCH_MESSAGE);
-  // The search's folded name goes with the name it folds, right, as for a create (the database checks it).
-  const data = { ...givenFields(patch), ...(patch.name === undefined ? {} : { nameFolded: foldForSearch(patch.name) }) };
+  const data = patchedColumns(patch);
   // One conditional write: the access rule is part of its WHERE, so there is no read-then-write window.
   const { count } = await db.plant.updateMany({ where: { id, ...plantScopeWhere(actor) }, data });
   if (count === 0) throw new AppError('plantNotFound', `no plant with id ${id}`, 'id');
@@ -124,7 +145,7 @@ export async function updatePlant(actor: Actor, id: bigint, patch: PlantPatch): 
 
 /**
  * One statement, as SQL, like the create: Prisma's `deleteMany` sends the same DELETE for ~60 µs more CPU
- * (docs/performance.md, "Round six: create").
+ * (in process).
  */
 export async function deletePlant(actor: Actor, id: bigint): Promise<void> {
   // plant scope: the row is deleted only within the actor's scope; any other id is "not found", as an absent one.
@@ -153,6 +174,15 @@ export async function suggestPlantId(actor: Actor): Promise<bigint> {
 }
 
 /** For the owner filter of admins: every user who owns a plant or has a token, by name. */
+/** The most user names the owner filter offers. */
+export const OWNER_NAMES_MAX = 1_000;
+
 export async function listUserNames(): Promise<{ name: string; role: 'admin' | 'member' }[]> {
-  return db.user.findMany({ orderBy: { name: 'asc' }, select: { name: true, role: true }, take: 1000 });
+  return db.user.findMany({ orderBy: { name: 'asc' }, select: { name: true, role: true }, take: OWNER_NAMES_MAX });
+}
+
+/** How many names listUserNames returns, counted up to its bound. */
+export async function countUserNames(): Promise<number> {
+  const [{ users }] = await db.$queryRaw<[{ users: bigint | number }]>`SELECT COUNT(*) AS users FROM (SELECT 1 FROM "User" LIMIT ${OWNER_NAMES_MAX}) AS listed`;
+  return Number(users);
 }

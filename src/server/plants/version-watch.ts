@@ -24,7 +24,7 @@ const BUSY_TIMEOUT_MS = 100;
 
 /**
  * The plant list versions of a SQLite file, kept in the process and invalidated instead of read per request,
- * so a conditional list's 304 needs no query and no turn of the event loop (issue 21).
+ * so a conditional list's 304 needs no query and no turn of the event loop.
  *
  * It has a read-only connection of its own, never the app's: the app's connection runs Prisma's
  * transactions, and a statement on it while one is open (between BEGIN and COMMIT, across awaits) would read

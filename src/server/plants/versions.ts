@@ -31,7 +31,7 @@ export { scopeVersion };
  * Two ways to read it: `plantListVersion` before the procedure (at once on SQLite, below; a query otherwise),
  * and, where that would be a query and no `If-None-Match` could spare the procedure, a member's list reads it
  * in its own statement, beside the rows (`ownerVersionColumn`, service.ts listPlants): one snapshot with them
- * on both engines, and one round trip fewer (docs/performance.md, "Round seven"). Not where the watch answers:
+ * on both engines, and one round trip fewer (docs/performance.md, "Where the time goes"). Not where the watch answers:
  * its answer costs ~1 µs, the column more than that.
  *
  * The versions are kept in the process where every commit is heard, so a conditional list's version costs no

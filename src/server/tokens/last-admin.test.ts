@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
@@ -92,5 +92,28 @@ describe('the last working admin token', () => {
     expect((await refusal(setRoleOfTokenUser(member.id, 'member'))).kind).toBe('lastAdmin');
     expect(await activeAdminTokens()).toEqual([member.id]);
     expect(await setRoleOfTokenUser(999_999, 'admin')).toBeNull();
+  });
+
+  it('holds when a token made for a member, who is made an admin meanwhile, names the member role', async () => {
+    // One admin with a working token, and a member. A new token for the member "as a member" reads its user; just
+    // then (another request, run here between the read and the write) the member is made an admin and the first
+    // admin a member, which the rule allows: the member is now the last admin. The token's write must not make
+    // them a member again (issueToken's upsert only ever raises a role; the answer says the role they have).
+    const [last] = await activeAdminTokens();
+    const member = await issueToken({ userName: 'member-then-admin' });
+    const read = db.user.findUnique.bind(db.user);
+    const spy = vi.spyOn(db.user, 'findUnique').mockImplementationOnce((async (args: Parameters<typeof read>[0]) => {
+      const user = await read(args);
+      await setRoleOfTokenUser(member.id, 'admin');
+      await setRoleOfTokenUser(last!, 'member');
+      return user;
+    }) as never);
+    try {
+      const issued = await issueToken({ userName: 'member-then-admin', role: 'member' });
+      expect(issued.user.role).toBe('admin');
+      expect((await activeAdminTokens()).sort()).toEqual([member.id, issued.id].sort());
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -139,7 +139,7 @@ export async function issueFirstAdminToken(): Promise<IssuedToken | null> {
 export type TokenCheck = { ok: true; actor: Actor; tokenId: number } | { ok: false; reason: 'invalid' };
 
 /**
- * A token accepted in the last few seconds is taken from the cache (token-cache.ts states the bound);
+ * A token accepted in the last few seconds is taken from the cache (cache.ts states the bound);
  * anything else is looked up. Refusals are never cached: a client with a bad token pays a lookup, and
  * the failed-authentication rate limit is what bounds those. The answer is at once (no promise) when no
  * lookup is needed, a token refused by its form or one from the cache, so the doors' guard answers a token
@@ -186,6 +186,11 @@ export type TokenSummary = {
   expiresAt: Date | null;
   revokedAt: Date | null;
 };
+
+/** How many tokens the list shows: every one ever issued (revoked and expired ones too). */
+export function countTokens(): Promise<number> {
+  return db.apiToken.count();
+}
 
 export async function listTokens(): Promise<TokenSummary[]> {
   const rows = await db.apiToken.findMany({

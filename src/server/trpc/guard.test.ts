@@ -34,10 +34,9 @@ const ways: Record<string, (path: string, type: AnyTRPCProcedure['_def']['type']
   'callTRPCProcedure (REST, MCP)': (path, type, ctx) =>
     codeOf(callTRPCProcedure({ router: appRouter, path, type, ctx, getRawInput: async () => undefined, signal: undefined, batchIndex: 0 })),
   'a server-side caller': (path, _type, ctx) => {
-    const caller = createCallerFactory(appRouter)(ctx) as unknown as Record<string, Record<string, (input?: unknown) => Promise<unknown>>> &
-      Record<string, (input?: unknown) => Promise<unknown>>;
-    const [first, second] = path.split('.');
-    return codeOf(second === undefined ? caller[first!]!() : caller[first!]![second]!());
+    // The caller nests as the routers do (plants.imports.list): walk the path to the procedure.
+    const procedure = path.split('.').reduce<unknown>((node, segment) => (node as Record<string, unknown>)[segment], createCallerFactory(appRouter)(ctx));
+    return codeOf((procedure as (input?: unknown) => Promise<unknown>)());
   },
   "tRPC's HTTP adapter (the tRPC door)": async (path, type, ctx) => {
     if (type === 'subscription') return codeOf(callTRPCProcedure({ router: appRouter, path, type, ctx, getRawInput: async () => undefined, signal: undefined, batchIndex: 0 }));

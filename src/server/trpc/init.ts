@@ -2,8 +2,9 @@ import 'server-only';
 
 import { randomUUID } from 'node:crypto';
 
-import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import { type AnyTRPCRouter, initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY, type TRPCProcedureBuilder, type TRPCUnsetMarker } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { z } from 'zod';
 
 import { type AuthState, authFailure } from '@/server/auth/auth-state';
 import { type Actor, can, type Permission } from '@/server/auth/permissions';
@@ -32,9 +33,10 @@ export type Context = {
   responseHints: { nextPageQuery?: Record<string, string>; headers?: Record<string, string>; versionWanted?: boolean; version?: string };
   /**
    * Charges the call `units` more against its token's rate-limit bucket, beyond the one unit every call paid
-   * at its door: for a cost known only once the input is read (see `costs`). Rejects with a 429 AppError, with
-   * its `Retry-After` in `responseHints.headers`: awaited before the work, since on PostgreSQL the bucket may
-   * have to ask the budget the instances share. Does nothing where no door charges (a caller in a test).
+   * at its door: for the part of a declared cost beyond it (`.declare`), or for what a call finds only as it
+   * works (a bulk change's plants). Rejects with a 429 AppError, with its `Retry-After` in
+   * `responseHints.headers`: awaited before the work, since on PostgreSQL the bucket may have to ask the budget
+   * the instances share. Does nothing where no door charges (a caller in a test).
    */
   charge: (units: number) => Promise<void>;
   /**
@@ -83,13 +85,31 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
  *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
  *   without calling the procedure (http/rest/conditional.ts). The version is known at once (a string: the
  *   door may answer before the request takes a turn in the work queue) or is a read to run on its turn.
+ * - `cost`: what a call costs (see `Cost`), set by `.declare()`, which every procedure must pass through.
  */
 export type ProcedureMeta = {
   openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
   permission?: Permission;
   mcp?: { description?: string };
   conditional?: (actor: Actor) => string | (() => Promise<string>);
+  cost?: Cost<never>;
 };
+
+/**
+ * What one call of a procedure costs against its token's rate-limit bucket, in units of about a millisecond of
+ * the server's work (docs/api.md, "Rate limits: a call is charged what it does"): the whole call, the one unit
+ * its door charged included. A number, or worked out from the parsed input and the caller: from what the input
+ * asks for (a list's limit, a bulk change's ids, a name search) and, where the work grows with what is stored,
+ * from a bounded read of how much there is to read (a read far cheaper than the work it prices). Charged before
+ * the procedure's work starts; a refused charge is a 429 and nothing is done.
+ */
+export type Cost<Input> = number | ((input: Input, caller: { actor: Actor }) => number | Promise<number>);
+
+/**
+ * What a procedure declares about itself beside its schemas, in one place: today its cost. (A procedure's
+ * errors, now `openapi.errors`, belong here too once every door reads them from one map.)
+ */
+export type Declaration<Input> = { cost: Cost<Input> };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -138,7 +158,21 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   },
 });
 
-export const createTRPCRouter = t.router;
+/** The procedures of a router, nested routers walked, by their dotted path. */
+export function proceduresOf(router: AnyTRPCRouter): [path: string, procedure: { _def: { type: string; meta?: ProcedureMeta } }][] {
+  return Object.entries(router._def.procedures as Record<string, { _def: { type: string; meta?: ProcedureMeta } }>);
+}
+
+/**
+ * A router, refused when one of its procedures has not declared its cost: a procedure cannot be served without
+ * one (the builder has no query, mutation or subscription before `.declare()`; this catches one made around it).
+ */
+export const createTRPCRouter = ((record: Parameters<typeof t.router>[0]) => {
+  const router = t.router(record);
+  const undeclared = proceduresOf(router).filter(([, procedure]) => procedure._def.meta?.cost === undefined);
+  if (undeclared.length > 0) throw new Error(`procedures without a declared cost (.declare({ cost })): ${undeclared.map(([path]) => path).join(', ')}`);
+  return router;
+}) as typeof t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
@@ -148,7 +182,7 @@ export const createCallerFactory = t.createCallerFactory;
  * call's options twice at every middleware level (its `_objectSpread2` helper, the largest single cost of a
  * call in its code; `npm run bench -- --profile`), and a caller wraps the call without adding a level: a
  * list-shaped call (zod input and output, 20 rows) cost 23.1 µs of CPU with the guard as a middleware and
- * 18.4 µs with it as the caller, as much as with no guard at all (docs/performance.md, "Round four"). It is
+ * 18.4 µs with it as the caller, as much as with no guard at all (in process). It is
  * tRPC's own hook for wrapping a procedure's call (still marked experimental in 11.x); the builder keeps its
  * usual type (`GuardedBuilder`), so routers and the page's hooks see ordinary procedures. Since the caller is part of the
  * procedure itself, every way to call one passes it: tRPC's HTTP adapter, `callTRPCProcedure` (the REST and
@@ -188,23 +222,83 @@ function guard(permission?: Permission): ProcedureCaller {
   };
 }
 
-/**
- * A guarded procedure's builder as its resolvers see it: the context and the actor the guard adds to it
- * (the type a middleware adding `actor` would give; the guard itself is the caller above).
- */
-type GuardedBuilder = ReturnType<typeof t.procedure.use<{ actor: Actor }>>;
-
-const guarded = (permission?: Permission) => t.procedure.experimental_caller(guard(permission)) as unknown as GuardedBuilder;
+/** A guarded builder as tRPC types it once its cost is declared: the context carries the actor the guard adds. */
+type Guarded<InputIn, InputOut, OutputIn, OutputOut> = TRPCProcedureBuilder<Context, ProcedureMeta, { actor: Actor }, InputIn, InputOut, OutputIn, OutputOut, false>;
+type Unset = TRPCUnsetMarker;
+/** A procedure's input as its resolver and its cost see it (none: undefined). */
+type InputOf<InputOut> = InputOut extends Unset ? undefined : InputOut;
 
 /**
- * What a call costs against its token's bucket when that depends on its input (docs/api.md, "Rate limits"): the
- * doors charge one unit per call before reading anything; the resolver charges the rest with this, first,
- * once the input is parsed and before the operation runs. `cost` is the call's whole cost. (A call rather
- * than a middleware: tRPC copies the call's options at every middleware.)
+ * A guarded procedure's builder before its cost is declared: its metadata, input and output, then `.declare()`,
+ * which alone leads to `.query`, `.mutation` or `.subscription`. So a procedure without a declared cost does not
+ * type-check (and `createTRPCRouter` refuses one made around the types).
  */
-export function chargeFor(ctx: Pick<Context, 'charge'>, cost: number): Promise<void> {
-  return ctx.charge(cost - 1);
+export interface Undeclared<InputIn = Unset, InputOut = Unset, OutputIn = Unset, OutputOut = Unset> {
+  meta(meta: ProcedureMeta): Undeclared<InputIn, InputOut, OutputIn, OutputOut>;
+  input<Schema extends z.ZodType>(schema: Schema): Undeclared<z.input<Schema>, z.output<Schema>, OutputIn, OutputOut>;
+  output<Schema extends z.ZodType>(schema: Schema): Undeclared<InputIn, InputOut, z.input<Schema>, z.output<Schema>>;
+  declare(declaration: Declaration<InputOf<InputOut>>): Pick<Guarded<InputIn, InputOut, OutputIn, OutputOut>, 'query' | 'mutation' | 'subscription'>;
 }
+
+/** Units are whole and at least the door's one. */
+function wholeUnits(units: number): number {
+  if (!Number.isFinite(units)) throw new Error(`a declared cost must be a finite number of units, not ${units}`);
+  return Math.max(1, Math.ceil(units));
+}
+
+type Resolver = (options: { ctx: Context & { actor: Actor }; input: unknown }) => unknown;
+
+/**
+ * The resolver, preceded by its charge: the declared units beyond the door's one, taken from the call's bucket
+ * once the input is parsed (tRPC's input step runs before the resolver) and before the resolver's first line.
+ * A call rather than a middleware: tRPC copies the call's options at every middleware level (see `guard`).
+ */
+function chargedFirst(cost: Cost<unknown>, resolver: Resolver): Resolver {
+  if (typeof cost === 'number') {
+    const more = wholeUnits(cost) - 1;
+    if (more === 0) return resolver;
+    return async (options) => {
+      await options.ctx.charge(more);
+      return resolver(options);
+    };
+  }
+  return async (options) => {
+    const more = wholeUnits(await cost(options.input, options.ctx)) - 1;
+    if (more > 0) await options.ctx.charge(more);
+    return resolver(options);
+  };
+}
+
+/** The builder's steps as this file calls them (the types above are what the routers see). */
+type Steps = {
+  meta(meta: ProcedureMeta): Steps;
+  input(schema: unknown): Steps;
+  output(schema: unknown): Steps;
+  query(resolver: Resolver): unknown;
+  mutation(resolver: Resolver): unknown;
+  subscription(resolver: Resolver): unknown;
+};
+
+function undeclared(builder: Steps): Undeclared {
+  const declare = ({ cost }: Declaration<never>) => {
+    const declared = builder.meta({ cost });
+    const charged = (resolver: Resolver) => chargedFirst(cost as Cost<unknown>, resolver);
+    return {
+      query: (resolver: Resolver) => declared.query(charged(resolver)),
+      mutation: (resolver: Resolver) => declared.mutation(charged(resolver)),
+      subscription: (resolver: Resolver) => declared.subscription(charged(resolver)),
+    };
+  };
+  const steps = {
+    meta: (meta: ProcedureMeta) => undeclared(builder.meta(meta)),
+    input: (schema: unknown) => undeclared(builder.input(schema)),
+    output: (schema: unknown) => undeclared(builder.output(schema)),
+    declare,
+  };
+  return steps as unknown as Undeclared;
+}
+
+const guarded = (permission?: Permission) => undeclared(t.procedure.experimental_caller(guard(permission)) as unknown as Steps);
 
 export const protectedProcedure = guarded();
 

@@ -77,7 +77,7 @@ async function queueBatch(
   endpointId: number,
   state: 'pending' | 'failed',
   after: number | undefined,
-  charge: (rows: number) => void,
+  charge: (rows: number) => Promise<void>,
   data: { status: 'pending' | 'failed'; nextAttemptAtMs?: bigint; lastError?: string },
 ): Promise<QueueBatch> {
   const found = await db.webhookDelivery.findMany({
@@ -87,7 +87,9 @@ async function queueBatch(
     select: { id: true },
   });
   const ids = found.slice(0, DELIVERY_BATCH_MAX).map((row) => row.id);
-  charge(ids.length);
+  // Awaited: a refused charge rejects, and nothing may be written then (on PostgreSQL it may also wait for the
+  // budget the instances share).
+  await charge(ids.length);
   if (ids.length === 0) {
     if (!(await db.webhookEndpoint.findUnique({ where: { id: endpointId }, select: { id: true } }))) throw noEndpoint(endpointId);
     return { done: 0, nextAfter: null };
@@ -97,13 +99,13 @@ async function queueBatch(
 }
 
 /** Retry all: every delivery in `state` due at once, oldest first (a failed one waiting again, with one more attempt). */
-export async function retryAll(endpointId: number, state: 'pending' | 'failed', after: number | undefined, charge: (rows: number) => void): Promise<QueueBatch> {
+export async function retryAll(endpointId: number, state: 'pending' | 'failed', after: number | undefined, charge: (rows: number) => Promise<void>): Promise<QueueBatch> {
   const batch = await queueBatch(endpointId, state, after, charge, { status: 'pending', nextAttemptAtMs: BigInt(Date.now()) });
   if (batch.done > 0) deliveriesQueued();
   return batch;
 }
 
 /** Discard: the waiting deliveries given up, marked failed and not sent (they can be retried from the log for 7 days). */
-export function discardWaiting(endpointId: number, after: number | undefined, charge: (rows: number) => void): Promise<QueueBatch> {
+export function discardWaiting(endpointId: number, after: number | undefined, charge: (rows: number) => Promise<void>): Promise<QueueBatch> {
   return queueBatch(endpointId, 'pending', after, charge, { status: 'failed', lastError: DISCARDED_ERROR });
 }

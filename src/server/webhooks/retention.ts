@@ -11,20 +11,37 @@ const SWEEP_SLICE_MAX = 1_024;
 /** The backlog shown in /api/metrics is counted up to this: a scrape reads no more of the index than that. */
 export const OLD_DELIVERIES_COUNTED_UP_TO = 10_000;
 
-const past = (now: number) => ({ createdAtMs: { lt: BigInt(now - DELIVERY_RETENTION_MS) }, status: { not: 'pending' } });
+/**
+ * The settled states, read one at a time by the index on (status, createdAtMs): a condition `status <> 'pending'`
+ * walked the age index through every old delivery still pending (an endpoint disabled, or no
+ * WEBHOOKS_SECRET_KEY, keeps them for as long as it takes), in every slice and every scrape (retention.test.ts).
+ */
+const SETTLED = ['delivered', 'failed'] as const;
 
-/** Deletes at most `size` delivered and failed deliveries older than the retention, oldest first. */
+const past = (status: (typeof SETTLED)[number], now: number) => ({ status, createdAtMs: { lt: BigInt(now - DELIVERY_RETENTION_MS) } });
+
+/** Deletes at most `size` delivered and failed deliveries older than the retention, the oldest of each state first. */
 export async function sweepOldDeliveries(size: number, now = Date.now()): Promise<SliceResult> {
-  const rows = await db.webhookDelivery.findMany({ where: past(now), orderBy: { createdAtMs: 'asc' }, take: size, select: { id: true } });
-  if (rows.length === 0) return { done: 0, more: false };
+  const ids: number[] = [];
+  for (const status of SETTLED) {
+    if (ids.length === size) break;
+    const rows = await db.webhookDelivery.findMany({ where: past(status, now), orderBy: { createdAtMs: 'asc' }, take: size - ids.length, select: { id: true } });
+    ids.push(...rows.map((row) => row.id));
+  }
+  if (ids.length === 0) return { done: 0, more: false };
   // Still not pending: a row is never sent again once settled, but the condition costs nothing to keep.
-  const { count } = await db.webhookDelivery.deleteMany({ where: { id: { in: rows.map((row) => row.id) }, status: { not: 'pending' } } });
-  return { done: count, more: rows.length === size };
+  const { count } = await db.webhookDelivery.deleteMany({ where: { id: { in: ids }, status: { not: 'pending' } } });
+  return { done: count, more: ids.length === size };
 }
 
 /** Settled deliveries past the retention still in the table, counted up to OLD_DELIVERIES_COUNTED_UP_TO. */
-export function countOldDeliveries(now = Date.now()): Promise<number> {
-  return db.webhookDelivery.count({ where: past(now), take: OLD_DELIVERIES_COUNTED_UP_TO });
+export async function countOldDeliveries(now = Date.now()): Promise<number> {
+  let counted = 0;
+  for (const status of SETTLED) {
+    if (counted === OLD_DELIVERIES_COUNTED_UP_TO) break;
+    counted += await db.webhookDelivery.count({ where: past(status, now), take: OLD_DELIVERIES_COUNTED_UP_TO - counted });
+  }
+  return counted;
 }
 
 /**

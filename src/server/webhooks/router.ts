@@ -1,12 +1,13 @@
 import { z } from 'zod';
 
-import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
 import { nextPageLinkHeader } from '@/shared/query-values';
-import { chargeFor, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
+import { type Context, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
+import { BULK_ROWS_PER_UNIT, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
 import {
   createWebhookEndpointInput,
   DELIVERY_PAGE_DEFAULT,
   DELIVERY_PAGE_MAX,
+  DELIVERY_STATUSES,
   deliveryIdParam,
   listDeliveriesInput,
   queueBatchInput,
@@ -22,6 +23,7 @@ import {
 
 import { endpointBacklog } from './backlog';
 import { discardWaiting, listDeliveries, retryAll, retryDelivery, sendTestEvent } from './deliveries';
+import { countingCost, deletingCost } from './log-size';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './endpoints';
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
@@ -30,8 +32,11 @@ const tags = ['webhooks'];
 const forAdmins = 'forbidden';
 const oneEndpoint = ['invalidPathParameter', 'webhookEndpointNotFound'] as const;
 const bodyErrors = ['wrongType', 'invalidValue', 'unknownField'] as const;
-/** A queue batch is charged its rows, as a bulk change of plants is: one unit per BULK_ROWS_PER_UNIT deliveries, at least the call's one. */
-const chargeRows = (ctx: Parameters<typeof chargeFor>[0]) => (rows: number) => chargeFor(ctx, Math.max(1, Math.ceil(rows / BULK_ROWS_PER_UNIT)));
+/**
+ * A queue batch declares the call's one unit, and is charged its rows once it has found them, before they change,
+ * as a bulk change of plants is: one unit per BULK_ROWS_PER_UNIT deliveries, the call's one included.
+ */
+const chargeRows = (ctx: Pick<Context, 'charge'>) => (rows: number) => ctx.charge(Math.max(1, Math.ceil(rows / BULK_ROWS_PER_UNIT)) - 1);
 
 /**
  * Admin-only: webhook endpoints and their delivery log. Everything the admin page's webhook views need,
@@ -54,6 +59,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(z.object({}))
     .output(z.array(webhookEndpointSchema))
+    .declare({ cost: () => countingCost(undefined, ['pending', 'failed']) })
     .query(() => listEndpoints()),
 
   get: manageWebhooks
@@ -71,6 +77,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookEndpointSchema)
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
     .query(({ input }) => getEndpoint(input.id)),
 
   create: manageWebhooks
@@ -89,6 +96,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(createWebhookEndpointInput)
     .output(webhookEndpointWithSecretSchema)
+    .declare({ cost: FIXED_COSTS.createWebhook })
     .mutation(({ input }) => createEndpoint(input)),
 
   update: manageWebhooks
@@ -106,6 +114,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(updateWebhookEndpointInput)
     .output(webhookEndpointSchema)
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
     .mutation(({ input }) => updateEndpoint(input)),
 
   delete: manageWebhooks
@@ -123,6 +132,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(z.void())
+    .declare({ cost: ({ id }) => deletingCost(id) })
     .mutation(({ input }) => deleteEndpoint(input.id)),
 
   rotateSecret: manageWebhooks
@@ -140,6 +150,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookSecretSchema)
+    .declare({ cost: FIXED_COSTS.rotateWebhookSecret })
     .mutation(({ input }) => rotateSecret(input.id)),
 
   sendTest: manageWebhooks
@@ -157,6 +168,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(webhookEndpointIdParam)
     .output(webhookDeliverySchema)
+    .declare({ cost: FIXED_COSTS.sendWebhookTest })
     .mutation(({ input }) => sendTestEvent(input.id)),
 
   deliveries: manageWebhooks
@@ -182,6 +194,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(listDeliveriesInput)
     .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))
+    .declare({ cost: ({ limit = DELIVERY_PAGE_DEFAULT }) => Math.ceil(limit / DELIVERY_ROWS_PER_UNIT) })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
       const page = await listDeliveries({ id: input.id, limit, before: input.before, status: input.status });
@@ -197,18 +210,21 @@ export const webhooksRouter = createTRPCRouter({
    */
   backlog: manageWebhooks
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
+    .declare({ cost: async ({ id, deliveryId }) => (await countingCost(id, DELIVERY_STATUSES)) + (deliveryId === undefined ? 0 : (await countingCost(id, ['pending'])) - 1) })
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
 
   /** The queue's "Retry all" (tRPC only): a batch of deliveries in a state due at once, oldest first. */
   retryAll: manageWebhooks
     .input(retryAllInput)
     .output(queueBatchOutput)
+    .declare({ cost: 1 })
     .mutation(({ ctx, input }) => retryAll(input.id, input.state, input.after, chargeRows(ctx))),
 
   /** The queue's "Discard" (tRPC only): a batch of waiting deliveries given up, oldest first. */
   discardWaiting: manageWebhooks
     .input(queueBatchInput)
     .output(queueBatchOutput)
+    .declare({ cost: 1 })
     .mutation(({ ctx, input }) => discardWaiting(input.id, input.after, chargeRows(ctx))),
 
   retry: manageWebhooks
@@ -226,5 +242,6 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(deliveryIdParam)
     .output(webhookDeliverySchema)
+    .declare({ cost: FIXED_COSTS.retryWebhookDelivery })
     .mutation(({ input }) => retryDelivery(input.id)),
 });

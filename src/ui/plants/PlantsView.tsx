@@ -20,6 +20,7 @@ import { OPTIONAL_COLUMNS, type OptionalColumn, PLANT_COLUMNS, type PlantColumn 
 import { DeleteDialog, type Deleting } from './DeleteDialog';
 import type { EditOutcome } from './EditRow';
 import { ExportButton } from './ExportButton';
+import { ImportButton } from './import/ImportButton';
 import { Pager, rangeText } from './Pager';
 import { type Editing, PlantsTable } from './PlantsTable';
 import { RetagDialog } from './RetagDialog';
@@ -223,6 +224,7 @@ function PlantsViewInner() {
         </div>
         <div className="view-head__actions">
           <ExportButton query={query} total={data?.totalExact ? data.total : undefined} />
+          <ImportButton />
           <ColumnChooser available={available} hidden={hidden} onChange={setHidden} />
           <button type="button" className="button button--primary" onClick={() => setAdding(true)}>
             <Plus className="icon" aria-hidden="true" />

@@ -2,7 +2,7 @@ import { type AuthState, authFailure } from '@/server/auth/auth-state';
 import { resolveBearer } from '@/server/tokens/bearer';
 import type { Logger } from '@/server/log';
 import { authenticationFailures, rateLimitRefusals, sharedBudgetCalls } from '@/server/observability/metrics';
-import { BODY_BYTES_PER_UNIT } from '@/shared/limits';
+import { bodyUnits } from '@/shared/limits';
 
 import { type FrontRequest, repeatedHeader } from '../request';
 import { Refusal, refuse } from '../reply';
@@ -113,10 +113,10 @@ export function createAuthGuard(options: AuthGuardOptions) {
 
   /**
    * A body's cost, charged once it is read and before anything parses it: one unit per BODY_BYTES_PER_UNIT
-   * beyond the first (the call's own unit covers that). Rejects with a 429 Refusal.
+   * beyond the first (the call's own unit covers that: `bodyUnits`). Rejects with a 429 Refusal.
    */
   async function chargeForBody(auth: AuthState, bytes: number): Promise<void> {
-    const refused = await chargeMore(auth, Math.ceil(bytes / BODY_BYTES_PER_UNIT) - 1);
+    const refused = await chargeMore(auth, bodyUnits(bytes));
     if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
   }
 

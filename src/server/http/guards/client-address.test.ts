@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { addressGroup, createClientAddresses } from './client-address';
 
-const request = (peer: string, forwardedFor?: string) =>
+const request = (peer: string | undefined, forwardedFor?: string) =>
   ({ socket: { remoteAddress: peer }, connection: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } }) as unknown as IncomingMessage;
 
 describe('the client address', () => {
@@ -26,6 +26,13 @@ describe('the client address', () => {
     // IPv4-mapped peers match IPv4 ranges.
     expect(addresses.isTrustedProxy('::ffff:10.1.2.3')).toBe(true);
     expect(addresses.isTrustedProxy('198.51.100.66')).toBe(false);
+  });
+
+  it('is "unknown" for a socket that has no address any more (closed before it was read), with or without the header', () => {
+    for (const trustProxy of [null, ['10.0.0.0/8'], 'anyPeer' as const]) {
+      const addresses = createClientAddresses(trustProxy);
+      expect(addresses.of(request(undefined))).toBe('unknown');
+    }
   });
 
   it('keeps the meaning of the deprecated TRUST_PROXY=1: any peer is one proxy', () => {

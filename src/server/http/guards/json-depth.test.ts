@@ -24,6 +24,13 @@ describe('the JSON depth scan', () => {
     expect(nestsDeeperThan('["\\\\",[[1]]]', 2)).toBe(true);
   });
 
+  it('counts a closing brace as a closing bracket: siblings are not nesting', () => {
+    const siblings = (item: string) => `[${Array(JSON_MAX_DEPTH * 2).fill(item).join(',')}]`;
+    expect(nestsDeeperThan(siblings('{}'), 2)).toBe(false);
+    expect(nestsDeeperThan(siblings('{"a":{"b":1}}'), 3)).toBe(false);
+    expect(nestsDeeperThan(siblings('[]'), 2)).toBe(false);
+  });
+
   it('cannot be fooled by closing brackets first, or by text that is not JSON', () => {
     expect(nestsDeeperThan(`${']'.repeat(50)}${'['.repeat(5)}`, 4)).toBe(true);
     expect(nestsDeeperThan('"unterminated [[[[[[', 1)).toBe(false);

@@ -147,6 +147,44 @@ describe('shared rate limiter', () => {
     expect(mostInFlight).toBe(1);
   });
 
+  it('decides a crowd of one token’s requests within two calls to a slow budget, however many arrive at once', async () => {
+    // A budget that answers in 5 ms, while its clock runs: each call refills half a unit, so a crowd could be
+    // fed a few units a call for ever. A request waits for the call out when it arrives and for one that counts
+    // it, no more: the guard's wait is two calls' at most (SHARED_BUDGET_TIMEOUT_MS each).
+    let time = 0;
+    const policy = { burst: 600, perSecond: 100 };
+    const { budget: answer, granted } = sharedBudget(policy, () => time);
+    let answered = 0;
+    const budget: SharedBudget = async (key, need, want) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      time += 5;
+      answered++;
+      return answer(key, need, want);
+    };
+    const take = createSharedRateLimiter(policy, budget, { now: () => time });
+    let spent = 0;
+    for (const crowd of [200, 700]) {
+      const before = answered;
+      const waits: number[] = [];
+      const decisions = await Promise.all(
+        Array.from({ length: crowd }, async () => {
+          const decision = await take('a');
+          waits.push(answered - before);
+          return decision;
+        }),
+      );
+      expect(Math.max(...waits), `a crowd of ${crowd}`).toBeLessThanOrEqual(2);
+      const allowed = decisions.filter((decision) => decision.allowed).length;
+      // The first crowd fits in the burst; the second gets what is left of it, no more.
+      if (crowd === 200) expect(allowed).toBe(200);
+      spent += allowed;
+      expect(granted()).toBeLessThanOrEqual(policy.burst + (time / 1000) * policy.perSecond);
+      // What the crowd's calls asked for on its behalf was spent by it: the instance holds a slice at most.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(granted() - spent).toBeLessThanOrEqual(sliceOf(policy));
+    }
+  });
+
   it('refuses a flood without a call until the budget can have refilled what a request needs', async () => {
     let time = 0;
     const policy = { burst: 10, perSecond: 2 };

@@ -90,21 +90,33 @@ type Held = {
   levelAt: number;
   /** The call in flight for this key: one at a time; a request its units do not cover waits for it. */
   asking?: Promise<number | undefined>;
+  /**
+   * The units the requests waiting for `asking` need. The next call asks for them too, so a crowd that
+   * arrived during one call is served by the next, not a slice per call.
+   */
+  waiting: number;
 };
+
+/**
+ * The calls a request waits for at most: the one out when it arrives, and the next, which asks for its units.
+ * One still not covered then is refused: the budget had less than the crowd needed.
+ */
+const MOST_CALLS_WAITED = 2;
 
 /**
  * A budget per key shared by every instance, spent here a slice at a time. A request that this process's
  * units cover is decided at once, without a round trip; when that leaves half a slice or less, one call in the
  * background tops the units up to a slice (most requests: no call, and none waits for one). A request the
- * units do not cover asks for what it lacks and the rest of a slice, one call per key at a time; one the
- * shared budget cannot cover, by what this process last learnt of its level, is refused at once. So a flood
- * from one token costs the database at most one call per unit the token is granted (its refill rate), however
- * many requests it sends.
+ * units do not cover asks for what it lacks and the rest of a slice, one call per key at a time: requests that
+ * arrive meanwhile wait, and the next call asks for all they need, so each waits for two calls at most (a slice
+ * per call would make the last of a crowd of 200 wait for 16). One the shared budget cannot cover, by what
+ * this process last learnt of its level, is refused at once. So a flood from one token costs the database at
+ * most one call per unit the token is granted (its refill rate), however many requests it sends.
  *
  * The database slow or down: a call unanswered within `timeoutMs`, or failed, makes this process decide
  * alone (`createRateLimiter`, the policy per instance) for `aloneForMs`, then one call tries again. A request
- * never waits longer than `timeoutMs` here, and never passes unlimited: at worst each instance grants its own
- * burst, as separate instances did.
+ * never waits longer than two calls' `timeoutMs` here, and never passes unlimited: at worst each instance
+ * grants its own burst, as separate instances did.
  */
 export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedBudget, options: SharedRateLimiterOptions = {}): RateLimiter {
   const {
@@ -128,7 +140,7 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
       // Re-inserting keeps the Map in least-recently-used order; dropping an entry only forgets units.
       held.delete(key);
     } else {
-      entry = { units: 0, level: Number.POSITIVE_INFINITY, levelAt: 0 };
+      entry = { units: 0, level: Number.POSITIVE_INFINITY, levelAt: 0, waiting: 0 };
     }
     held.set(key, entry);
     if (held.size > maxKeys) held.delete(held.keys().next().value!);
@@ -174,10 +186,10 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     return asking;
   }
 
-  /** Tops the units up to a slice in the background, when the shared budget can have a unit. */
+  /** Tops the units up to a slice, and what the waiting requests need, in the background, when the shared budget can have a unit. */
   function topUp(key: string, entry: Held, probe: boolean): void {
     if (entry.asking || mostThere(entry) < 1) return;
-    void call(key, entry, 1, slice - entry.units, probe).then((granted) => {
+    void call(key, entry, 1, slice - entry.units + entry.waiting, probe).then((granted) => {
       if (granted) entry.units += granted;
     });
   }
@@ -187,7 +199,7 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     const reserved = entry.units;
     entry.units = 0;
     const need = cost - reserved;
-    return call(key, entry, need, Math.max(need, slice - reserved), probe).then((granted) => {
+    return call(key, entry, need, Math.max(need, slice - reserved) + entry.waiting, probe).then((granted) => {
       entry.units += reserved;
       if (granted === undefined) return alone(key, cost);
       if (granted < need) return refused(policy, need - entry.level);
@@ -196,7 +208,7 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
     });
   }
 
-  return function take(key: string, requested = 1): RateDecision | Promise<RateDecision> {
+  function take(key: string, requested = 1, callsWaited = 0): RateDecision | Promise<RateDecision> {
     const cost = Math.min(requested, policy.burst);
     if (cost <= 0) return ALLOWED;
     const probe = failedAt !== undefined;
@@ -207,10 +219,19 @@ export function createSharedRateLimiter(policy: RateLimitPolicy, budget: SharedB
       if (entry.units <= lowWater) topUp(key, entry, probe);
       return ALLOWED;
     }
-    if (entry.asking) return entry.asking.then(() => take(key, requested));
     const need = cost - entry.units;
+    if (callsWaited >= MOST_CALLS_WAITED) return refused(policy, need);
+    if (entry.asking) {
+      const waitingFor = entry;
+      waitingFor.waiting += cost;
+      return entry.asking.then(() => {
+        waitingFor.waiting -= cost;
+        return take(key, requested, callsWaited + 1);
+      });
+    }
     const most = mostThere(entry);
     if (most < need) return refused(policy, need - most);
     return ask(key, entry, cost, probe);
-  };
+  }
+  return (key, requested) => take(key, requested);
 }

@@ -68,4 +68,65 @@ describe('the work queue', () => {
     // The one place is still free.
     await expect(waitForTurn(1, answer())).resolves.toBeUndefined();
   });
+
+  it('works on its capacity of single calls at once, and the next waits for a place', async () => {
+    const waitForTurn = createWorkQueue(10);
+    const answers = Array.from({ length: 11 }, answer);
+    const started = new Set<number>();
+    answers.forEach((response, index) => void waitForTurn(1, response).then(() => started.add(index)));
+    await settled();
+    expect(started.size).toBe(10);
+    expect(started.has(10)).toBe(false);
+    answers[3]!.emit('close');
+    await settled();
+    expect(started.has(10)).toBe(true);
+  });
+
+  it('starts a request that finds its places free at once, without waiting a turn of the event loop', async () => {
+    const waitForTurn = createWorkQueue(2);
+    let turnOfTheLoop = false;
+    setImmediate(() => (turnOfTheLoop = true));
+    await waitForTurn(1, answer());
+    // The last free place too.
+    await waitForTurn(1, answer());
+    expect(turnOfTheLoop).toBe(false);
+  });
+
+  it('refuses a client that left before its turn as a body timeout, saying so', async () => {
+    const waitForTurn = createWorkQueue(1);
+    await waitForTurn(1, answer());
+    const leaving = answer();
+    const turn = waitForTurn(1, leaving);
+    leaving.emit('close');
+    await expect(turn).rejects.toMatchObject({ problem: { kind: 'bodyTimeout', message: 'the client closed the connection before its turn' } });
+  });
+
+  it('never hands out the place of a request still being worked on when a waiting client leaves', async () => {
+    const waitForTurn = createWorkQueue(1);
+    const [working, leaving, next] = [answer(), answer(), answer()];
+    await waitForTurn(1, working);
+    void waitForTurn(1, leaving).catch(() => {});
+    let nextStarted = false;
+    void waitForTurn(1, next).then(() => (nextStarted = true));
+    leaving.emit('close');
+    await settled();
+    expect(nextStarted).toBe(false);
+    working.emit('close');
+    await settled();
+    expect(nextStarted).toBe(true);
+  });
+
+  it('keeps the turn of the one behind when a client leaves after its own turn was given', async () => {
+    const waitForTurn = createWorkQueue(1);
+    const [holder, gone, behind] = [answer(), answer(), answer()];
+    await waitForTurn(1, holder);
+    const goneTurn = waitForTurn(1, gone);
+    let behindStarted = false;
+    void waitForTurn(1, behind).then(() => (behindStarted = true));
+    holder.emit('close');
+    gone.emit('close');
+    await expect(goneTurn).rejects.toBeInstanceOf(Refusal);
+    await settled();
+    expect(behindStarted).toBe(true);
+  });
 });

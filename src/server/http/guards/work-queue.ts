@@ -7,8 +7,8 @@ import { refuse } from '../reply';
  * PostgreSQL pool's default connections). The server has one event loop; a request's work mostly runs
  * without yielding once it starts (better-sqlite3 answers synchronously, serialising a page is one block),
  * so every request being worked on at once is a block `/api/health` may wait behind. Capping the calls in
- * progress bounds that wait to about ten calls' time, however many connections a flood opens (issue 18:
- * sixteen connections of ten-list batches held the health check 380 ms; now under 100).
+ * progress bounds that wait to about ten calls' time, however many connections a flood opens (sixteen
+ * connections of ten-list batches hold the health check under 100 ms; 380 ms without the cap).
  */
 export const MAX_CALLS_AT_ONCE = 10;
 
@@ -42,8 +42,8 @@ export function createWorkQueue(capacity = MAX_CALLS_AT_ONCE) {
     if (response.closed) return Promise.reject(gone());
     const places = Math.min(Math.max(calls, 1), capacity);
     // Places free and nobody waiting: the request goes on at once, on the turn of the I/O that brought it,
-    // which nothing else is waiting to follow. (A setImmediate here cost every request a turn of the event
-    // loop; issue 21.)
+    // which nothing else is waiting to follow. (A setImmediate here would cost every request a turn of the
+    // event loop.)
     if (waiting.length === 0 && inUse + places <= capacity) {
       inUse += places;
       response.once('close', () => {

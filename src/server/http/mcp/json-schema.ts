@@ -145,9 +145,19 @@ export function exactArguments(value: unknown, schema: JsonSchema, path: readonl
     );
   }
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value;
-  if (Array.isArray(value)) return value.map((item, index) => exactArguments(item, innerSchema(schema, null), [...path, String(index)]));
-  if (!isObject(value)) return value;
+  // A container where the schema wants none (arrays nested to the body limit where a text is expected) is left
+  // as it came, unwalked: the procedure refuses it at its first level, so its size costs its parse and no more.
+  if (Array.isArray(value)) return admits(schema, 'array') ? value.map((item, index) => exactArguments(item, innerSchema(schema, null), [...path, String(index)])) : value;
+  if (!isObject(value) || !admits(schema, 'object')) return value;
   return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, exactArguments(member, innerSchema(schema, key), [...path, key])]));
+}
+
+/** Whether a value of this JSON type may stand where `schema` is: its type says so, a branch does, or the schema says nothing of types. */
+function admits(schema: JsonSchema, type: 'array' | 'object'): boolean {
+  const branches = [schema.anyOf, schema.oneOf, schema.allOf].flatMap((list) => (Array.isArray(list) ? list : [])).filter(isObject);
+  if (schema.type === undefined && branches.length === 0) return true;
+  if (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))) return true;
+  return branches.some((branch) => admits(branch, type));
 }
 
 /** A procedure's result as `structuredContent` holds it: every int64 (bigint) as its decimal digits. */

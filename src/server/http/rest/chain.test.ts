@@ -24,6 +24,7 @@ const router = createTRPCRouter({
     .meta({ openapi: { method: 'GET', path: '/counted', errors: [] }, conditional: () => `all:${version}` })
     .input(z.object({ limit: z.string().optional() }))
     .output(z.object({ call: z.number(), version: z.number() }))
+    .declare({ cost: 1 })
     .query(async () => {
       calls++;
       // The rows of this answer are read after a commit the ETag's version does not name.

@@ -5,11 +5,12 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { operationStarted, problemFromError } from '@/server/problems';
 import { createProcedureCaller } from '@/server/trpc/call';
 import { type Context, contextFor } from '@/server/trpc/init';
+import { bodyUnits } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from '../guards/auth';
 import { readBody } from '../guards/body';
 import type { WaitForTurn } from '../guards/work-queue';
-import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
+import { type FrontRequest, notUtf8Refusal, noteCharged, parameterNotUtf8 } from '../request';
 import { jsonReply, problemReply, type Reply, refuse } from '../reply';
 
 import { entityTag, noneMatch } from './conditional';
@@ -26,6 +27,16 @@ import { buildRouteTable } from './routing';
 export const API_BASE_PATH = '/api';
 const JSON_TYPES = ['application/json'];
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
+const CSV_TYPES = ['text/csv'];
+
+/** A `text/csv` body as its operation's one body field: UTF-8 text, as every body is. */
+function textBody(bytes: Buffer, field: string): Record<string, string> {
+  try {
+    return { [field]: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    throw refuse('invalidCsv', 'the body is not UTF-8 text: save the file as UTF-8 ("CSV UTF-8" in a spreadsheet)');
+  }
+}
 
 /**
  * The REST door: routes from the procedures' OpenAPI metadata (the document trpc-to-openapi writes from the
@@ -75,11 +86,15 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     // Authentication comes before the body is read, so an anonymous client cannot make the server read it.
     const auth = await authenticate(request);
     if (route.protect) requireToken(auth);
+    if (auth.status === 'signedIn') noteCharged(request, 1);
     // What the procedure charges beyond the door's unit: an answer kept for its ETag is charged the same again.
     let charged = 0;
     const context = contextFor(auth, request.id, async (units) => {
       const refused = await authenticate.chargeMore(auth, units);
-      if (!refused) charged += units;
+      if (!refused) {
+        charged += units;
+        noteCharged(request, units);
+      }
       return refused;
     });
     // A query that takes the operation's input (GET, DELETE) is read exactly, or refused naming the parameter.
@@ -108,6 +123,7 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
       if (kept.body === undefined || etag !== knownEtag) return undefined;
       const refused = await authenticate.chargeMore(auth, kept.units);
       if (refused) throw refuse('tooManyRequests', refused.message, refused.headers);
+      noteCharged(request, kept.units);
       return conditionalReply(kept.body, etag, kept.link);
     };
     const knownInput = typeof version === 'string' ? restInput(route, url.searchParams, undefined, pathValues) : undefined;
@@ -119,13 +135,16 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
       // A write that declares no body (rotate a secret, send a test event) is called as declared: with none,
       // so its media type is checked only when something came.
-      if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
+      if (route.takesBody) checkContentType(request.raw.headers['content-type'], route.textBody ? CSV_TYPES : route.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES);
       bytes = await readBody(request, response);
       await authenticate.chargeForBody(auth, bytes.byteLength);
+      noteCharged(request, bodyUnits(bytes.byteLength));
     }
     // Parsing and the procedure are the work; reading the body was waiting (see work-queue.ts).
     await waitForTurn(1, response);
-    const body = bytes && (route.takesBody ? parseJsonObject(bytes) : parseAbsentBody(request, bytes, `${route.method} ${API_BASE_PATH}${route.template}`));
+    const body =
+      bytes &&
+      (route.textBody ? textBody(bytes, route.textBody) : route.takesBody ? parseJsonObject(bytes) : parseAbsentBody(request, bytes, `${route.method} ${API_BASE_PATH}${route.template}`));
     // A path value cannot come in the body too (`{"id": …}` in a PATCH): the body would be silently overruled.
     const clash = body && route.pathParameters.find((name) => Object.hasOwn(body, name));
     if (clash) throw refuse('unknownField', `unknown field "${clash}": the ${clash} comes from the path and cannot be set in the body`);

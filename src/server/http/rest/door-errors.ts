@@ -15,7 +15,10 @@ export function doorErrorKinds(route: RestRoute): ErrorKind[] {
   // Every request is authenticated before its route is served, so an invalid token drains its address's bucket anywhere.
   kinds.push('tooManyRequests');
   if (route.requestHeaders.includes(IDEMPOTENCY_KEY_HEADER)) kinds.push('idempotencyKeyInvalid', 'idempotencyKeyInFlight', 'idempotencyKeyReused');
-  if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+  if (route.textBody) {
+    // A text/csv body is text, not JSON: read whole as UTF-8, or refused.
+    kinds.push('unsupportedMediaType', 'bodyTooLarge', 'bodyTimeout', 'invalidCsv');
+  } else if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
     kinds.push('unsupportedMediaType', 'bodyTooLarge', 'bodyTimeout', 'invalidJson', 'jsonTooDeep', 'bodyNotObject');
     // A member of a body where none is declared, or a path value sent in the body too.
     if (!route.takesBody || route.pathParameters.length > 0) kinds.push('unknownField');

@@ -10,7 +10,7 @@ import { AppError, type ErrorKind } from '@/shared/errors';
 import { exportPlantsInput, PLANT_SORT_KEYS, plantFilters } from '@/shared/plants';
 
 import { type Authenticate, requireToken } from '../guards/auth';
-import { type FrontRequest, notUtf8Refusal, parameterNotUtf8 } from '../request';
+import { type FrontRequest, notUtf8Refusal, noteCharged, notingCharges, parameterNotUtf8 } from '../request';
 import { problemReply, type Reply, Refusal, refuse, writeReply } from '../reply';
 import { cutOffWhenStalled } from '../stalled-stream';
 
@@ -44,6 +44,7 @@ export function createExportRoute(options: { authenticate: Authenticate; stallMs
     const auth = await options.authenticate(request);
     requireToken(auth);
     if (auth.status !== 'signedIn') return null;
+    noteCharged(request, 1);
 
     const params = request.url.searchParams;
     const notUtf8 = parameterNotUtf8(request.url, ['q', 'tag', 'owner', 'sort', 'dir']);
@@ -92,7 +93,7 @@ export function createExportRoute(options: { authenticate: Authenticate; stallMs
         if (response.headersSent) response.destroy();
       },
     });
-    const rows = plantsCsv(auth.actor, (units) => options.authenticate.chargeMore(auth, units), { q, tag, owner, sort }, aborted.signal);
+    const rows = plantsCsv(auth.actor, notingCharges(request, (units) => options.authenticate.chargeMore(auth, units)), { q, tag, owner, sort }, aborted.signal);
     try {
       // The first chunk (the header line) comes after the checks a query can fail, so a failure there is
       // still a proper answer.

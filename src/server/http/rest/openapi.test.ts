@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { NO_CONTROL_CHARACTERS } from '@/shared/control-characters';
 import { errorCatalog } from '@/shared/errors';
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { OPTIONAL_PLANT_FIELDS, PLANT_FIELD_NAMES } from '@/shared/plants';
 import { appRouter } from '@/server/app-router';
 
@@ -21,12 +22,19 @@ describe('OpenAPI document', () => {
   });
 
   it('states the contract: title, version, components and the bearer scheme', () => {
-    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.2.0' });
+    expect(document.info).toMatchObject({ title: 'Plant Store', version: '1.3.0' });
     expect(Object.keys(document.components!.schemas!)).toEqual(expect.arrayContaining(['Plant', 'NewPlant', 'PlantPatch', 'Error']));
     expect(document.components!.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
     expect(Object.keys(document.paths!)).toEqual([
       '/plants',
       '/plants/{id}',
+      '/plants/imports',
+      '/plants/imports/{id}',
+      '/plants/imports/{id}/parts/{part}',
+      '/plants/imports/{id}/preview',
+      '/plants/imports/{id}/rows',
+      '/plants/imports/{id}/apply',
+      '/plants/imports/{id}/stop',
       '/webhooks/endpoints',
       '/webhooks/endpoints/{id}',
       '/webhooks/endpoints/{id}/rotate-secret',
@@ -91,6 +99,10 @@ describe('OpenAPI document', () => {
     expect(values('/webhooks/endpoints/{id}/rotate-secret', 'post', '503')).toEqual([50301]);
     expect(values('/webhooks/deliveries/{id}/retry', 'post', '404')).toEqual([40404]);
     expect(values('/webhooks/endpoints', 'get', '401')).toEqual([40100, 40101]);
+    // An import's part is text: no JSON to be malformed, but a CSV that cannot be read.
+    expect(values('/plants/imports/{id}/parts/{part}', 'put', '400')).toEqual([40008, 40014, 40015]);
+    expect(values('/plants/imports/{id}/parts/{part}', 'put', '404')).toEqual([40405]);
+    expect(values('/plants/imports/{id}/apply', 'post', '400')).toEqual([40000, 40001, 40005, 40008, 40014, 40015, 40022]);
     const description = operation('/plants', 'get').responses['400']!.description;
     expect(description).toBe(
       `Bad Request. \`error\` is one of:\n\n- \`40007\`: ${errorCatalog.invalidQueryParameter.meaning}\n- \`40021\`: ${errorCatalog.ownerFilterForAdmins.meaning}`,
@@ -178,6 +190,16 @@ describe('OpenAPI document', () => {
     for (const field of OPTIONAL_PLANT_FIELDS) expect(plant!.description).toContain(`\`${field}\``);
     const list = operation('/plants', 'get') as unknown as { responses: { 200: { content: { 'application/json': { schema: unknown } } } } };
     expect(list.responses[200].content['application/json'].schema).toEqual({ type: 'array', maxItems: 1000, items: { $ref: '#/components/schemas/Plant' } });
+  });
+
+  it("takes an import's part as text/csv: the file's text, at most 64 KiB", () => {
+    const part = operation('/plants/imports/{id}/parts/{part}', 'put') as unknown as { requestBody: { content: Record<string, { schema: unknown }> }; parameters: { in: string; name: string }[] };
+    expect(part.requestBody.content).toEqual({ 'text/csv': { schema: { $ref: '#/components/schemas/PlantImportPart' } } });
+    expect(document.components!.schemas!.PlantImportPart).toMatchObject({ type: 'string', maxLength: BODY_LIMIT_BYTES });
+    expect(part.parameters.map((parameter) => [parameter.in, parameter.name])).toEqual([
+      ['path', 'id'],
+      ['path', 'part'],
+    ]);
   });
 
   it('adds PATCH (a merge patch of PlantPatch) and the list filters, and leaves the three operations as they were', () => {

@@ -6,6 +6,7 @@ import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
+import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { TEST_EVENT_MESSAGE } from '@/server/webhooks/outbox';
 import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
 
@@ -15,7 +16,7 @@ import { doorErrorKinds } from './door-errors';
 import { EXPORT_ERRORS, EXPORT_PATH, exportOperationDocument } from './export';
 import { restOperations } from './routing';
 
-export const API_VERSION = '1.2.0';
+export const API_VERSION = '1.3.0';
 
 type Json = Record<string, unknown>;
 type SchemaObject = NonNullable<NonNullable<ReturnType<OpenApiBuilder['getSpec']>['components']>['schemas']>[string];
@@ -44,6 +45,13 @@ const errorSchema: SchemaObject = {
     },
     message: { type: 'string', maxLength: MESSAGE_MAX_LENGTH, description: 'What went wrong, in a sentence a person can act on.' },
   },
+};
+
+/** The body of an import's part: text, not an object of fields. */
+const importPartSchema: SchemaObject = {
+  type: 'string',
+  maxLength: BODY_LIMIT_BYTES,
+  description: "A part of a CSV file's text, UTF-8, at most 64 KiB and 2,000 rows, cut anywhere between characters",
 };
 
 const errorTable = Object.values(errorCatalog)
@@ -165,7 +173,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const schemas = (document.components!.schemas ??= {});
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
-  Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema });
+  Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema, PlantImportPart: importPartSchema });
   // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
   document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
@@ -183,6 +191,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
         body.schema = { $ref: '#/components/schemas/PlantPatch' };
         operation.requestBody!.content = { 'application/merge-patch+json': { schema: body.schema }, 'application/json': { schema: body.schema } };
       }
+      // A text/csv body (an import's part) is the file's text itself, not an object of fields.
+      const csv = operation.requestBody?.content['text/csv'];
+      if (csv) csv.schema = { $ref: '#/components/schemas/PlantImportPart' };
       // A path parameter is always required (OpenAPI 3.1, 4.8.12.1); zod-openapi cannot tell that from a
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;

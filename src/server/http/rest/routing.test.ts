@@ -18,6 +18,7 @@ const match = buildRouteTable(
     ['GET', '/plants'],
     ['POST', '/plants'],
     ['PATCH', '/plants/{id}'],
+    ['GET', '/plants/imports'],
     ['GET', '/webhooks/endpoints/{id}/deliveries'],
     ['POST', '/webhooks/deliveries/{id}/retry'],
   ]),
@@ -45,6 +46,12 @@ describe('the REST route table', () => {
     expect(found('GET', '/api/plant%73')).toEqual({ template: '/plants', method: 'GET', pathValues: {} });
     expect(found('GET', '/api/webhooks/endpoints/7/deliveries')).toEqual({ template: '/webhooks/endpoints/{id}/deliveries', method: 'GET', pathValues: { id: '7' } });
     expect(found('POST', '/api/webhooks/deliveries/a%2Fb/retry')).toEqual({ template: '/webhooks/deliveries/{id}/retry', method: 'POST', pathValues: { id: 'a/b' } });
+  });
+
+  it('serves a path by its most specific template, whichever was declared first', () => {
+    expect(found('GET', '/api/plants/imports')).toEqual({ template: '/plants/imports', method: 'GET', pathValues: {} });
+    expect(match('PATCH', '/api/plants/imports')).toEqual({ kind: 'wrongMethod', allowed: 'GET, HEAD, OPTIONS' });
+    expect(found('PATCH', '/api/plants/import')).toEqual({ template: '/plants/{id}', method: 'PATCH', pathValues: { id: 'import' } });
   });
 
   it('answers a known path with the wrong method with the methods it allows', () => {

@@ -28,6 +28,11 @@ export type RestRoute = {
   takesBody: boolean;
   /** The request headers the operation declares (`requestHeaders` in its meta), in lower case. */
   requestHeaders: string[];
+  /**
+   * For an operation that takes its body as `text/csv` (`contentTypes` in its meta): the one input field that is
+   * not in the path, which gets the body's text.
+   */
+  textBody?: string;
   /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
   conditional?: (actor: Actor) => string | (() => Promise<string>);
 };
@@ -40,6 +45,20 @@ export type RouteMatch =
 type CompiledPath = { segments: { literal: string; parameter: string | undefined }[]; routes: Map<string, RestRoute> };
 
 const PARAMETER = /^\{(.+)\}$/;
+
+/**
+ * Orders two templates of the same length (others never match the same path): at the first segment where one
+ * has a literal and the other a parameter, the literal first.
+ */
+function specificity(a: CompiledPath, b: CompiledPath): number {
+  if (a.segments.length !== b.segments.length) return a.segments.length - b.segments.length;
+  for (let index = 0; index < a.segments.length; index++) {
+    const literalA = a.segments[index]!.parameter === undefined;
+    const literalB = b.segments[index]!.parameter === undefined;
+    if (literalA !== literalB) return literalA ? -1 : 1;
+  }
+  return 0;
+}
 
 /** `GET` implies `HEAD`; every known path answers `OPTIONS`. */
 function allowHeader(routes: Map<string, RestRoute>): string {
@@ -78,6 +97,8 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
     const pathParameters = template.split('/').flatMap((segment) => PARAMETER.exec(segment)?.[1] ?? []);
     const inputFields = procedure._def.inputs.flatMap((input) => Object.keys(input.shape ?? {}));
     const queryParameters = inputFields.filter((field) => !pathParameters.includes(field));
+    const takesText = openapi.contentTypes?.includes('text/csv') ?? false;
+    if (takesText && queryParameters.length !== 1) throw new Error(`procedure ${path}: a text/csv body goes to one input field besides the path's, and it has ${queryParameters.length}`);
     const route: RestRoute = {
       procedure: { path, type: procedure._def.type },
       takesInput: procedure._def.inputs.length > 0,
@@ -88,6 +109,7 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       queryParameters,
       takesBody: ['POST', 'PUT', 'PATCH'].includes(openapi.method) && queryParameters.length > 0,
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
+      ...(takesText && { textBody: queryParameters[0] }),
       ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
     };
     operations.push({ route, openapi });
@@ -113,7 +135,9 @@ export function buildRouteTable(router: AnyTRPCRouter, basePath: string) {
     compiled.routes.set(route.method, route);
     byTemplate.set(route.template, compiled);
   }
-  const paths = [...byTemplate.values()];
+  // A literal segment before a parameter in the same place (`/plants/imports` before `/plants/{id}`), so a path
+  // is served by its most specific template whichever was declared first.
+  const paths = [...byTemplate.values()].sort((a, b) => specificity(a, b));
   const basePrefix = `${basePath}/`;
 
   /** Whether `segments` fit the template: each literal equal, each parameter a value (an empty segment, `/plants/`, is none). */

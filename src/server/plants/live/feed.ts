@@ -66,6 +66,15 @@ function eventOf(row: LogRow): PlantChangeEvent {
   return { kind: row.kind === 'created' ? 'created' : 'updated', id: BigInt(row.plantId), ...fields };
 }
 
+/**
+ * The log's last position (null: empty), one step down its primary key. (Prisma's `aggregate` wraps MAX in a
+ * subquery that reads every row: 20–30 ms on a log of 300,000.)
+ */
+async function logEnd(): Promise<number | null> {
+  const last = await db.plantChange.findFirst({ orderBy: { seq: 'desc' }, select: { seq: true } });
+  return last?.seq ?? null;
+}
+
 async function readLog(afterSeq: number, limit: number): Promise<LogRow[]> {
   const rows = await db.plantChange.findMany({
     where: { seq: { gt: afterSeq } },
@@ -99,8 +108,8 @@ function createReader() {
 
   async function start(): Promise<void> {
     if (position !== null) return;
-    const { _max } = await db.plantChange.aggregate({ _max: { seq: true } });
-    position ??= _max.seq ?? 0;
+    const end = await logEnd();
+    position ??= end ?? 0;
   }
 
   async function poll(): Promise<void> {
@@ -262,8 +271,7 @@ export async function* plantChanges(actor: Actor, tokenId: number, lastEventId: 
     // An id that is not one this user was sent (another's, a forged one, one of the numbers of before): a resync.
     const from = lastEventId ? (ids.positionOf(lastEventId) ?? 'unknown') : null;
     // A new stream starts at the log's end: what changed before it opened is in the page it is shown with.
-    const { _max } = typeof from === 'number' ? { _max: { seq: null } } : await db.plantChange.aggregate({ _max: { seq: true } });
-    const startedAfter = _max.seq ?? null;
+    const startedAfter = typeof from === 'number' ? null : await logEnd();
     await reader.start();
     if (from === null) yield [ids.idOf(startedAfter ?? 0), { kind: 'live' }];
     if (from === 'unknown') yield [ids.idOf(startedAfter ?? 0), { kind: 'resync' }];

@@ -1,0 +1,96 @@
+/**
+ * The counts of plants per owner and tag that the tag filter's suggestions read (PlantTagCount) are kept by the
+ * database, in the statement that changes a plant: through every door and write path of the app (create, patch,
+ * delete, the page's bulk delete and re-tag, undo's restore) and through SQL written by another tool (an insert, a
+ * re-tag, a plant moved to another owner, a delete of many). After each, the table equals a count of the plants
+ * themselves. Runs on both engines (the triggers are SQL of each).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import { insertPlantsOf } from '@test-support/database';
+import { trpcCall, trpcData } from '@test-support/trpc-client';
+
+const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off' } });
+let member: string;
+let other: string;
+
+beforeAll(async () => {
+  member = (await server.createToken('counts-member', 'member')).token;
+  other = (await server.createToken('counts-other', 'member')).token;
+});
+
+type Count = { ownerId: bigint; tag: string; plants: bigint };
+const sorted = (rows: Count[]) => rows.map((row) => `${row.ownerId} ${row.tag} ${row.plants}`).sort();
+
+/** The kept counts beside the plants counted now: they must be equal, row for row (no zero left behind). */
+async function expectCountsKept(when: string): Promise<void> {
+  const kept = await server.database.query<Count>('SELECT "ownerId", tag, plants FROM "PlantTagCount"');
+  const counted = await server.database.query<Count>(
+    'SELECT "ownerId", tag, COUNT(*) AS plants FROM "Plant" WHERE tag IS NOT NULL GROUP BY "ownerId", tag',
+  );
+  expect(sorted(kept), `the counts ${when}`).toEqual(sorted(counted));
+}
+
+const call = (token: string, path: string, input: unknown) => trpcCall(server.baseUrl, 'mutation', path, { token, input });
+const suggestions = async (token: string, input: unknown) => trpcData<{ tag: string; count: number }[]>(await trpcCall(server.baseUrl, 'query', 'plants.tags', { token, input }));
+
+describe('the counts per owner and tag', () => {
+  it('follow every write path of the app', async () => {
+    const rest = server.client(member);
+    for (const [id, tag] of [
+      [701n, 'fern'],
+      [702n, 'fern'],
+      [703n, 'Fern'],
+      [704n, 'moss'],
+      [705n, undefined],
+    ] as const) {
+      expectStatus(await rest.post('/api/plants', plantBody(id, `Counted ${id}`, tag)), 200);
+    }
+    expectStatus(await server.client(other).post('/api/plants', plantBody(706n, 'Other', 'fern')), 200);
+    await expectCountsKept('after creates');
+
+    expectStatus(await rest.request('PATCH', '/api/plants/701', { body: '{"tag": "moss"}', contentType: 'application/merge-patch+json' }), 200);
+    expectStatus(await rest.request('PATCH', '/api/plants/705', { body: '{"tag": "new"}', contentType: 'application/merge-patch+json' }), 200);
+    expectStatus(await rest.request('PATCH', '/api/plants/704', { body: '{"tag": null}', contentType: 'application/merge-patch+json' }), 200);
+    expectStatus(await rest.request('PATCH', '/api/plants/703', { body: '{"name": "Renamed, same tag"}', contentType: 'application/merge-patch+json' }), 200);
+    await expectCountsKept('after patches');
+
+    expectStatus(await rest.delete('/api/plants/702'), 204);
+    await expectCountsKept('after a delete');
+
+    expect((await call(member, 'plants.retagMany', { selection: { kind: 'ids', ids: [701n, 703n, 705n] }, tag: 'bulk' })).status).toBe(200);
+    await expectCountsKept('after a bulk re-tag');
+    expect((await call(member, 'plants.deleteMany', { selection: { kind: 'ids', ids: [701n, 703n] }, keepForUndo: true })).status).toBe(200);
+    await expectCountsKept('after a bulk delete kept for undo');
+    expect((await call(member, 'plants.restore', { ids: [701n, 703n] })).status).toBe(200);
+    await expectCountsKept('after a restore');
+  });
+
+  it('follow SQL written by another tool: inserts, re-tags, a move to another owner, a delete of many', async () => {
+    await insertPlantsOf(server.database, 'counts-member', [
+      ...Array.from({ length: 300 }, (_, index) => ({ id: 800_000n + BigInt(index), name: `Imported ${index}`, tag: `t${index % 7}` })),
+      { id: 801_000n, name: 'Untagged import' },
+    ]);
+    await expectCountsKept('after an insert of many');
+    await server.database.execute(`UPDATE "Plant" SET tag = 'renamed' WHERE tag = 't3'`);
+    await server.database.execute(`UPDATE "Plant" SET tag = NULL WHERE tag = 't4'`);
+    await server.database.execute(`UPDATE "Plant" SET tag = 't0' WHERE id = 801000`);
+    await expectCountsKept('after re-tags');
+    await server.database.execute(`UPDATE "Plant" SET "ownerId" = (SELECT id FROM "User" WHERE name = 'counts-other') WHERE tag IN ('t1', 't2')`);
+    await expectCountsKept('after a move to another owner');
+    await server.database.execute(`DELETE FROM "Plant" WHERE id >= 800000 AND id < 800200`);
+    await expectCountsKept('after a delete of many');
+  });
+
+  it('are what the suggestions answer, for a member and for an admin', async () => {
+    const counts = await server.database.query<Count>(
+      `SELECT c."ownerId", c.tag, c.plants FROM "PlantTagCount" c JOIN "User" u ON u.id = c."ownerId" WHERE u.name = 'counts-member' AND lower(c.tag) LIKE 't%'`,
+    );
+    const answer = (await suggestions(member, { prefix: 'T' })).map((row) => `${row.tag} ${row.count}`);
+    expect(answer.sort()).toEqual(counts.map((row) => `${row.tag} ${row.plants}`).sort());
+    const fern = (await suggestions(server.adminToken, { prefix: 'fern' })).find((row) => row.tag === 'fern');
+    const [total] = await server.database.query<{ plants: bigint }>(`SELECT COUNT(*) AS plants FROM "Plant" WHERE tag = 'fern'`);
+    expect(fern?.count).toBe(Number(total!.plants));
+  });
+});

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "WebhookDelivery_endpointId_id_idx" ON "WebhookDelivery"("endpointId", "id");

@@ -1,0 +1,56 @@
+-- CreateTable
+CREATE TABLE "PlantImport" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "userId" INTEGER NOT NULL,
+    "state" TEXT NOT NULL DEFAULT 'receiving',
+    "problem" TEXT,
+    "columns" TEXT,
+    "parts" INTEGER NOT NULL DEFAULT 0,
+    "lastPartHash" TEXT,
+    "tail" TEXT NOT NULL DEFAULT '',
+    "nextLine" INTEGER NOT NULL DEFAULT 1,
+    "bytes" INTEGER NOT NULL DEFAULT 0,
+    "rows" INTEGER NOT NULL DEFAULT 0,
+    "toCreate" INTEGER NOT NULL DEFAULT 0,
+    "toChange" INTEGER NOT NULL DEFAULT 0,
+    "unchanged" INTEGER NOT NULL DEFAULT 0,
+    "refused" INTEGER NOT NULL DEFAULT 0,
+    "appliedThrough" INTEGER NOT NULL DEFAULT 0,
+    "created" INTEGER NOT NULL DEFAULT 0,
+    "changed" INTEGER NOT NULL DEFAULT 0,
+    "leftAsIs" INTEGER NOT NULL DEFAULT 0,
+    "failed" INTEGER NOT NULL DEFAULT 0,
+    "tokenId" INTEGER,
+    "runner" TEXT,
+    "runnerUntilMs" BIGINT,
+    "createdAtMs" BIGINT NOT NULL,
+    "updatedAtMs" BIGINT NOT NULL,
+    CONSTRAINT "PlantImport_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "PlantImportRow" (
+    "importId" INTEGER NOT NULL,
+    "line" INTEGER NOT NULL,
+    "plantId" BIGINT,
+    "cells" TEXT NOT NULL,
+    "plan" TEXT NOT NULL,
+    "outcome" TEXT,
+    "error" INTEGER,
+    "message" TEXT,
+
+    PRIMARY KEY ("importId", "line"),
+    CONSTRAINT "PlantImportRow_importId_fkey" FOREIGN KEY ("importId") REFERENCES "PlantImport" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateIndex
+CREATE INDEX "PlantImport_userId_id_idx" ON "PlantImport"("userId", "id");
+
+-- CreateIndex
+CREATE INDEX "PlantImport_updatedAtMs_idx" ON "PlantImport"("updatedAtMs");
+
+-- CreateIndex
+CREATE INDEX "PlantImportRow_importId_plantId_idx" ON "PlantImportRow"("importId", "plantId");
+
+-- CreateIndex
+CREATE INDEX "PlantImportRow_importId_plan_line_idx" ON "PlantImportRow"("importId", "plan", "line");
