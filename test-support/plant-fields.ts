@@ -37,3 +37,20 @@ export function plantFieldFacts(): PlantFieldFacts[] {
     return { name: field, optional: declared instanceof z.ZodOptional, maxLength };
   });
 }
+
+/**
+ * The CSV export's first line: `id`, each declared field in order, then `extra` (an admin's `owner` and `created`).
+ */
+export const exportHeader = (...extra: string[]): string => ['id', ...PLANT_FIELD_NAMES, ...extra].join(',');
+
+/**
+ * A plant's line of the CSV export: the id, then each declared field's cell in order, empty where `cells` has none.
+ * `cells` are written as the file writes them (quoted, with the apostrophe before a formula character): what a test
+ * checks is the escaping, the order of the columns follows the declaration.
+ */
+export const exportLine = (id: bigint | string, cells: Partial<Record<PlantFieldName, string>>): string =>
+  [String(id), ...PLANT_FIELD_NAMES.map((field) => cells[field] ?? '')].join(',');
+
+/** A plant's fields as the live feed carries a create or an update: every declared field, null where the plant has none. */
+export const changedFields = (fields: Partial<Record<PlantFieldName, string | null>>): Record<PlantFieldName, string | null> =>
+  Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, fields[field] ?? null])) as Record<PlantFieldName, string | null>;
