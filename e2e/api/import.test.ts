@@ -12,6 +12,7 @@ import { csvRecord } from '@/shared/csv';
 import { BODY_BYTES_PER_UNIT, FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_PART_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT } from '@/shared/limits';
 import { expectError, expectStatus, idSource, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
 import type { ApiClient, ApiResponse } from '@test-support/http-client';
+import { exportHeader, exportLine } from '@test-support/plant-fields';
 
 const nextId = idSource(7_000_000n);
 const CSV = 'text/csv; charset=utf-8';
@@ -217,11 +218,11 @@ describe('a CSV import', () => {
     const names = ['=cmd|"/c calc"!A0', "'@x", 'plain "quoted", text'];
     for (const [index, id] of plants.entries()) expectStatus(await other.post('/api/plants', plantBody(id, names[index]!, index === 0 ? undefined : 'tag')), 200);
     const memberFile = await exportOf(otherToken);
-    expect(memberFile).toContain(`${plants[0]},"'=cmd|""/c calc""!A0",\r\n`);
+    expect(memberFile).toContain(`${exportLine(plants[0]!, { name: `"'=cmd|""/c calc""!A0"` })}\r\n`);
     const own = await uploaded(other, memberFile);
     expect(counts(own.preview.json.preview)).toEqual({ create: 0, change: 0, unchanged: Number(own.preview.json.rows), refused: 0 });
     const adminFile = await exportOf(server.adminToken, '?owner=import-other');
-    expect(adminFile.split('\r\n')[0]).toBe('\uFEFFid,name,tag,owner,created');
+    expect(adminFile.split('\r\n')[0]).toBe(`\uFEFF${exportHeader('owner', 'created')}`);
     const { preview } = await uploaded(server.admin, adminFile);
     expect(counts(preview.json.preview)).toEqual({ create: 0, change: 0, unchanged: Number(preview.json.rows), refused: 0 });
   });
