@@ -86,7 +86,7 @@ export const errorCatalog = {
     meaning: 'The import cannot do this now: a part out of order (the message names the part expected) or after the upload ended, or an apply before the upload ended or while another import of yours is being applied.',
   },
   // 40016–40019 are unassigned.
-  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold `name`, `tag`, or both.' },
+  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold at least one field of the plant.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
   jsonTooDeep: {
     value: 40022,

@@ -89,7 +89,7 @@ export const TAG_COUNTS_PER_UNIT = 1_000;
  * one unit per DELIVERY_ROWS_DELETED_PER_UNIT rows.
  */
 export const DELIVERY_ROWS_COUNTED_PER_UNIT = 2_500;
-export const DELIVERY_ROWS_DELETED_PER_UNIT = 500;
+export const DELIVERY_ROWS_DELETED_PER_UNIT = 300;
 
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -178,23 +178,29 @@ export const FIXED_COSTS = {
   /** plants.changes: opening the live feed's stream (tRPC's SSE machinery, the feed's registration). */
   openLiveFeed: 5,
   /** tokens.create: a user written if new, a token's random bytes, hash and row. */
-  issueToken: 4,
+  issueToken: 5,
   /** tokens.revoke: the row, and the cached acceptance dropped. */
-  revokeToken: 2,
+  revokeToken: 3,
   /** tokens.setRole: the user's role written, the last admin checked, the cached acceptances dropped. */
-  setRole: 2,
+  setRole: 4,
   /** webhooks.create: the URL's check, a secret made and encrypted, the row. */
   createWebhook: 3,
   /** webhooks.rotateSecret: a secret made and encrypted. */
-  rotateWebhookSecret: 2,
+  rotateWebhookSecret: 3,
   /** webhooks.sendTest: an event written behind the endpoint's log. */
   sendWebhookTest: 3,
   /** plants.imports.create: an import's row, and the user's oldest let go past the ones kept. */
-  startImport: 2,
+  startImport: 3,
+  /** plants.imports.preview and stop: the import's last record read or its apply's claim ended, and its row written. */
+  stepImport: 3,
+  /** plants.imports.run: the import claimed (no other of the user's applying), its row written, the apply's first slice queued. */
+  applyImport: 5,
   /** webhooks.retry: a delivery made due, and the sender woken. */
   retryWebhookDelivery: 3,
 } as const;
 
+/** A page of an import's rows: one unit per this many rows it may return (each with its cells and, when refused, why). */
+export const IMPORT_ROWS_PER_UNIT = 25;
 /** A page of the delivery log: one unit per this many deliveries it may return (each carries its payload and last answer). */
 export const DELIVERY_ROWS_PER_UNIT = 25;
 /** The token list: one unit per this many tokens it shows (each with its user; 5,000 took 67–98 ms). */

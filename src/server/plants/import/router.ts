@@ -3,7 +3,7 @@ import 'server-only';
 import { z } from 'zod';
 
 import { createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
-import { FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT, IMPORTS_KEPT_PER_USER, ROWS_PER_UNIT } from '@/shared/limits';
+import { FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT, IMPORT_ROWS_PER_UNIT, IMPORTS_KEPT_PER_USER } from '@/shared/limits';
 import { IMPORT_ROWS_PAGE_DEFAULT, IMPORT_ROWS_PAGE_MAX, importIdParam, importPartInput, importRowSchema, importRowsInput, importSchema } from '@/shared/plant-import';
 import { nextPageLinkHeader } from '@/shared/query-values';
 
@@ -114,7 +114,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1, errors: { ...oneImport, invalidCsv: true } })
+    .declare({ cost: FIXED_COSTS.stepImport, errors: { ...oneImport, invalidCsv: true } })
     .mutation(({ ctx, input }) => endUpload(ctx.actor, input.id)),
 
   rows: protectedProcedure
@@ -136,7 +136,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importRowsInput)
     .output(z.array(importRowSchema).max(IMPORT_ROWS_PAGE_MAX))
-    .declare({ cost: ({ limit = IMPORT_ROWS_PAGE_DEFAULT }) => Math.ceil(limit / ROWS_PER_UNIT), errors: oneImport })
+    .declare({ cost: ({ limit = IMPORT_ROWS_PAGE_DEFAULT }) => 1 + Math.ceil(limit / IMPORT_ROWS_PER_UNIT), errors: oneImport })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? IMPORT_ROWS_PAGE_DEFAULT;
       const page = await importRows(ctx.actor, { ...input, limit });
@@ -162,7 +162,7 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1, errors: { ...oneImport, importState: true, invalidCsv: true } })
+    .declare({ cost: FIXED_COSTS.applyImport, errors: { ...oneImport, importState: true, invalidCsv: true } })
     .mutation(({ ctx, input }) => {
       const tokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0;
       return applyImport(ctx.actor, tokenId, input.id, { takeUnits: takeUnitsOf(ctx), units: applyUnits }, reportApplyError);
@@ -183,6 +183,6 @@ export const importsRouter = createTRPCRouter({
     })
     .input(importIdParam)
     .output(importSchema)
-    .declare({ cost: 1, errors: oneImport })
+    .declare({ cost: FIXED_COSTS.stepImport, errors: oneImport })
     .mutation(({ ctx, input }) => stopImport(ctx.actor, input.id)),
 });
