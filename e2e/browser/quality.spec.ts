@@ -254,8 +254,8 @@ test.describe('quality', () => {
     await expect(page.getByTestId('signed-in-as')).toContainText(name);
     await expect(page.getByRole('heading', { name: 'Plants', level: 1 })).toBeFocused();
 
-    // The view's actions: export, columns, then Add plant.
-    for (let step = 0; step < 3; step++) await page.keyboard.press('Tab');
+    // The view's actions: export, import, columns, then Add plant.
+    for (let step = 0; step < 4; step++) await page.keyboard.press('Tab');
     await expect(page.locator('.view-head').getByRole('button', { name: 'Add plant' })).toBeFocused();
     await page.keyboard.press('Enter');
     const form = plantForm(page);
