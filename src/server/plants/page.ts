@@ -103,7 +103,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   else if (first === undefined) offset = walkStop ? await countBefore(actor, filters, sort, positionOfRow(sort, walkStop.row)) : { count: 0, exact: true };
   // The last page is placed by the total only when it holds what is left over; a walk that stopped may not.
   else if (served.kind === 'last' && total.exact && !walkStop) offset = { count: Math.max(0, total.count - rows.length), exact: true };
-  else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
+  else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first), total);
   // A page read backwards: what follows its last row (the page it was turned from, unless that is gone), or for
   // a page its walk left empty, what follows where the walk stopped. A walk that stops before it finds one says
   // that more may follow.

@@ -7,6 +7,7 @@ import { AppError } from '@/shared/errors';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { foldForSearch, PLANT_FIELD_NAMES, type PlantFilters, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
 
+import { keptTotal } from './kept-counts';
 import { plantScopeSql, seesEveryOwner } from './scope';
 import { indexable, type NameSearch } from './name-search';
 import { ftsMatches, nameContains, planNameSearch, sqliteIdOrderProbe, sqliteIndexedPlants } from './search';
@@ -408,15 +409,17 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
   return walk();
 }
 
-/** How many matching rows come before `position` in the sort's order. */
-export async function countBefore(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition): Promise<Count> {
+/** How many matching rows lie on one side of `position` in the sort's order (not counting its own row). */
+async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, side: 'before' | 'after'): Promise<Count> {
   const descending = sort.dir === 'desc';
   const segments = segmentsOf(sort);
   const total: Count = { count: 0, exact: true };
   for (const [index, segment] of segments.entries()) {
     const earlier = descending ? index > position.segment : index < position.segment;
-    if (index !== position.segment && !earlier) continue;
-    const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, !descending, idColumn(filters))] : [])];
+    const later = descending ? index < position.segment : index > position.segment;
+    if (index !== position.segment && !(side === 'before' ? earlier : later)) continue;
+    const towardsStart = side === 'before' ? !descending : descending;
+    const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, towardsStart, idColumn(filters))] : [])];
     const part = await countWhere(actor, filters, extra, segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty);
     total.count += part.count;
     total.exact &&= part.exact;
@@ -424,8 +427,23 @@ export async function countBefore(actor: Actor, filters: PlannedFilters, sort: P
   return total;
 }
 
-export function countMatching(actor: Actor, filters: PlannedFilters): Promise<Count> {
-  return countWhere(actor, filters, [], Prisma.empty);
+/**
+ * How many matching rows come before `position`, a row of the view: counted from the start up to the cap, and
+ * past it, when the view's total is exact (kept-counts.ts), from the end: the total less the rows after it and
+ * itself. So a page is placed exactly within COUNT_CAP rows of either end of any view with a kept total, at any
+ * size of the store; only between those, further than the cap from both ends, it is "past the first 10,000".
+ */
+export async function countBefore(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, total?: Count): Promise<Count> {
+  const before = await countBeside(actor, filters, sort, position, 'before');
+  if (before.exact || !total?.exact) return before;
+  const after = await countBeside(actor, filters, sort, position, 'after');
+  return after.exact ? { count: Math.max(before.count, total.count - after.count - 1), exact: true } : before;
+}
+
+/** How many plants match: the kept total of a view without a name search (kept-counts.ts), else counted up to the cap. */
+export async function countMatching(actor: Actor, filters: PlannedFilters): Promise<Count> {
+  const kept = await keptTotal(actor, filters);
+  return kept === null ? countWhere(actor, filters, [], Prisma.empty) : { count: kept, exact: true };
 }
 
 /** Where a row stands in an order, read from the database (its key as stored); null when it is gone or not the caller's. */

@@ -12,10 +12,10 @@ export type TagCount = { tag: string; count: number };
 type Input = { prefix?: string; owner?: string };
 
 /**
- * Whose tags a view counts: one owner's (a member's own, or an admin's owner filter), or every owner's (an
- * admin's), or nobody's (an owner filter naming no user).
+ * Whose plants a view counts (its tags, its total: kept-counts.ts): one owner's (a member's own, or an admin's
+ * owner filter), or every owner's (an admin's), or nobody's (an owner filter naming no user).
  */
-async function viewOf(actor: Actor, owner: string | undefined): Promise<{ ownerId: number } | 'everyOwner' | null> {
+export async function viewOf(actor: Actor, owner: string | undefined): Promise<{ ownerId: number } | 'everyOwner' | null> {
   const scope = plantScope(actor);
   if (owner === undefined) return scope.everyOwner ? 'everyOwner' : { ownerId: scope.ownerId };
   if (!scope.everyOwner) throw new AppError('ownerFilterForAdmins', 'owner is a filter for admins: as a member you see only your own plants', 'owner');
