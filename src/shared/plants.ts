@@ -356,7 +356,12 @@ export const bulkSelection = z.discriminatedUnion('kind', [
 export type BulkSelection = z.infer<typeof bulkSelection>;
 
 export const deletePlantsInput = z.strictObject({ selection: bulkSelection, keepForUndo: z.boolean().optional() });
-export const retagPlantsInput = z.strictObject({ selection: bulkSelection, tag: plantTag.nullable() });
+export const retagPlantsInput = z.strictObject({
+  selection: bulkSelection,
+  tag: plantTag.nullable(),
+  /** Re-tags only the plants whose tag is still this one (null: still untagged): the undo of a re-tag. */
+  onlyFrom: plantTag.nullable().optional(),
+});
 export const restorePlantsInput = z.strictObject({ ids: idList });
 
 /** The tag filter's suggestions: tags that exist (in what the caller sees), by a case-insensitive prefix. */

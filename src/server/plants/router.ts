@@ -161,7 +161,7 @@ export const plantsRouter = createTRPCRouter({
   retagMany: protectedProcedure
     .input(retagPlantsInput)
     .declare({ cost: ({ selection }) => bulkSelectionCost(selection) })
-    .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag)),
+    .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag, input.onlyFrom)),
 
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
   restore: protectedProcedure

@@ -11,7 +11,7 @@ const count = new Intl.NumberFormat();
 
 /**
  * Where a page stands: "26–50 of 186", or past what was counted, "25 plants past the first 10,000 of 100,012". A
- * total that is not exact is a name search's, counted up to a cap: "of more than 1,000 matches" says so in words.
+ * total that is not exact is a name search's, counted up to a cap: "of at least 1,000 matches" says so in words.
  */
 export function rangeText(place: { shown: number; offset: number; offsetExact: boolean; total: number; totalExact: boolean }): string {
   const of = totalText(place.total, place.totalExact);
@@ -19,8 +19,8 @@ export function rangeText(place: { shown: number; offset: number; offsetExact: b
   return `${count.format(place.shown === 0 ? 0 : place.offset + 1)}–${count.format(place.offset + place.shown)} of ${of}`;
 }
 
-/** The total as the range says it: exact, or "more than 1,000 matches" where the count stopped. */
-const totalText = (total: number, exact: boolean) => (exact ? count.format(total) : `more than ${count.format(total)} matches`);
+/** The total as the range says it: exact, or "at least 1,000 matches" where the count stopped. */
+const totalText = (total: number, exact: boolean) => (exact ? count.format(total) : `at least ${count.format(total)} matches`);
 
 /** "page 4,001 of 4,001", when both the place and the total are exact; else null. */
 export function pageNumberText(place: { offset: number; offsetExact: boolean; total: number; totalExact: boolean; size: number }): string | null {
@@ -63,7 +63,7 @@ export function Pager(props: {
             past the first {count.format(props.offset)}
           </>
         )}{' '}
-        of <strong>{props.totalExact ? count.format(props.total) : `more than ${count.format(props.total)}`}</strong>
+        of <strong>{props.totalExact ? count.format(props.total) : `at least ${count.format(props.total)}`}</strong>
         {props.totalExact ? '' : ' matches'}
         {props.loading ? ' (loading…)' : ''}
       </p>

@@ -17,6 +17,7 @@ import { BulkBar } from './BulkBar';
 import { ColumnChooser } from './ColumnChooser';
 import { useHiddenColumns } from './column-prefs';
 import { OPTIONAL_COLUMNS, type OptionalColumn, PLANT_COLUMNS, type PlantColumn } from './columns';
+import { countText } from './counts';
 import { DeleteDialog, type Deleting } from './DeleteDialog';
 import type { EditOutcome } from './EditRow';
 import { ExportButton } from './ExportButton';
@@ -155,23 +156,39 @@ function PlantsViewInner() {
   async function runDelete(target: Deleting) {
     setDeleting(null);
     headingRef.current?.focus();
-    if (target.kind === 'rows') {
-      const keepForUndo = target.rows.length <= BULK_MAX;
-      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length, true, changed));
-      actions.deleted(target.rows, result, keepForUndo);
+    // Every delete from the page is kept for undo (the server keeps the plants UNDO_WINDOW_MS).
+    const action = { kind: 'delete', keepForUndo: true } as const;
+    if (target.kind === 'rows' && target.rows.length <= BULK_MAX) {
+      const result = await live.ownWork((changed) => bulk.run([{ action, selection: { kind: 'ids', ids: target.rows.map((row) => row.id) } }], target.rows.length, true, changed));
+      actions.deleted(target.rows, result, true);
     } else {
-      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count, selection.countExact, changed));
-      actions.deletedMatching(result);
+      const [total, exact] = target.kind === 'rows' ? [target.rows.length, true] : [target.count, target.exact];
+      const selected = target.kind === 'rows' ? { kind: 'ids' as const, ids: target.rows.map((row) => row.id) } : asBulkSelection(selection.selected);
+      const result = await live.ownWork((changed) => bulk.run([{ action, selection: selected }], total, exact, changed));
+      actions.deletedMany(result, countText(total, exact), undoDelete);
     }
     selection.clear();
+  }
+
+  async function undoDelete(ids: bigint[]) {
+    const result = await live.ownWork((changed) => bulk.run([{ action: { kind: 'restore' }, selection: { kind: 'ids', ids } }], ids.length, true, changed));
+    actions.restoredMany(result, ids.length);
   }
 
   async function runRetag(tag: string | null) {
     setRetagging(false);
     const selected = asBulkSelection(selection.selected);
-    const result = await live.ownWork((changed) => bulk.run({ kind: 'retag', tag }, selected, selection.count, selection.countExact, changed));
-    actions.retagged(tag, result);
+    const result = await live.ownWork((changed) => bulk.run([{ action: { kind: 'retag', tag }, selection: selected }], selection.count, selection.countExact, changed));
+    actions.retagged(tag, result, countText(selection.count, selection.countExact), () => undoRetag(tag, result.previous));
     selection.clear();
+  }
+
+  /** Writes each plant's earlier tag back, to those still tagged `tag` (a plant re-tagged elsewhere since keeps that). */
+  async function undoRetag(tag: string | null, previous: Map<string | null, bigint[]>) {
+    const parts = [...previous].map(([before, ids]) => ({ action: { kind: 'retag' as const, tag: before, onlyFrom: tag }, selection: { kind: 'ids' as const, ids } }));
+    const total = parts.reduce((sum, part) => sum + part.selection.ids.length, 0);
+    const result = await live.ownWork((changed) => bulk.run(parts, total, true, changed));
+    actions.retagUndone(result, total);
   }
 
   function onEditDone(outcome: EditOutcome) {
@@ -307,6 +324,7 @@ function PlantsViewInner() {
           total={place.total}
           totalExact={place.totalExact}
           progress={bulk.progress}
+          onStop={bulk.stop}
           onSelectAll={() => data && selection.selectAllMatching(filters, data.asOf, data.total, data.totalExact)}
           onDelete={() =>
             !bulk.progress &&
