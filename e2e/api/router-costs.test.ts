@@ -157,6 +157,10 @@ const WORST: Record<string, WorstCase> = {
     who: 'member',
     inputs: [
       { name: '500 ids', input: async (fixture, caller) => ({ selection: { kind: 'ids', ids: await plantsFor(fixture.database, caller.userId, fixture.freshId(500), 500) }, tag: 'retagged' }) },
+      {
+        name: '500 ids, each still tagged as undo expects (an undo)',
+        input: async (fixture, caller) => ({ selection: { kind: 'ids', ids: await plantsFor(fixture.database, caller.userId, fixture.freshId(500), 500) }, tag: null, onlyFrom: 'fresh' }),
+      },
       { name: 'every plant matching a q that none match', input: () => ({ selection: { kind: 'matching', filters: { q: 'no such plant' }, asOf: new Date() }, tag: 'retagged' }) },
     ],
   },

@@ -13,6 +13,7 @@ import { UserText } from '../UserText';
 import { When } from '../When';
 import type { PlantColumn } from './columns';
 import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
+import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 import { type LiveMark, MARK_LABEL } from './useLiveMarks';
 
 type Errors = Partial<Record<PlantFieldName | 'form', string>>;
@@ -133,6 +134,7 @@ export function EditRow({
           placeholder={PLANT_FIELD_UI[column].placeholder}
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${inputId}-error` : undefined}
+          list={column === 'tag' ? tagSuggestionsId(inputId) : undefined}
           onChange={(event) => {
             const text = event.target.value;
             setTexts((current) => ({ ...current, [column]: text }));
@@ -140,6 +142,7 @@ export function EditRow({
             if (error) setErrors((current) => ({ ...current, [column]: undefined }));
           }}
         />
+        {column === 'tag' ? <TagSuggestions inputId={inputId} text={texts[column]} /> : null}
         {error ? (
           <p className="field__error" id={`${inputId}-error`}>
             {error}

@@ -9,6 +9,7 @@ import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';
 import { asSentence } from '../problems';
 import { countText } from './counts';
+import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 
 /** The new tag for every selected plant (empty removes the tag), checked with the router's own rule. */
 export function RetagDialog({
@@ -52,7 +53,9 @@ export function RetagDialog({
           }}
           error={error}
           inputRef={inputRef}
+          list={tagSuggestionsId('retag-tag')}
         />
+        <TagSuggestions inputId="retag-tag" text={tag} />
         <div className="dialog__actions">
           <button type="button" className="button" onClick={onCancel}>
             Cancel
