@@ -151,6 +151,31 @@ describe('the counts per owner and tag', () => {
     expect(fern?.count).toBe(Number(total!.plants));
   });
 
+  it('sort tags in any case together, by the folded tag the database keeps from every write path', async () => {
+    const sorter = (await server.createToken('sort-member', 'member')).token;
+    const rest = server.client(sorter);
+    for (const [id, tag] of [
+      [3_000_001n, 'Tropical'],
+      [3_000_002n, 'aquatic'],
+      [3_000_003n, 'tropical'],
+      [3_000_004n, undefined],
+      [3_000_005n, 'Zebra'],
+    ] as const) {
+      expectStatus(await rest.post('/api/plants', plantBody(id, `Sorted ${id}`, tag)), 200);
+    }
+    // Written behind the app's back, one with a wrong folded tag given: the database folds it all the same.
+    await insertPlantsOf(server.database, 'sort-member', [{ id: 3_000_006n, name: 'Sorted by SQL', tag: 'ÉCLAIR' }]);
+    await server.database.execute(`UPDATE "Plant" SET "tagFolded" = 'zzz' WHERE id = 3000006`);
+    await server.database.execute(`UPDATE "Plant" SET tag = 'AQUATIC' WHERE id = 3000002`);
+    expectStatus(await rest.request('PATCH', '/api/plants/3000005', { body: '{"tag": "zebra"}', contentType: 'application/merge-patch+json' }), 200);
+    const folded = await server.database.query<{ id: bigint; tagFolded: string | null }>(`SELECT id, "tagFolded" FROM "Plant" WHERE id >= 3000001 AND id <= 3000006 ORDER BY id`);
+    expect(folded.map((row) => row.tagFolded)).toEqual(['tropical', 'aquatic', 'tropical', null, 'zebra', 'eclair']);
+    const order = async (dir: 'asc' | 'desc') =>
+      trpcData<{ rows: { id: bigint }[] }>(await trpcCall(server.baseUrl, 'query', 'plants.page', { token: sorter, input: { size: 25, sort: { key: 'tag', dir } } })).rows.map((row) => row.id);
+    expect(await order('asc')).toEqual([3_000_002n, 3_000_006n, 3_000_001n, 3_000_003n, 3_000_005n, 3_000_004n]);
+    expect(await order('desc')).toEqual([3_000_004n, 3_000_005n, 3_000_003n, 3_000_001n, 3_000_006n, 3_000_002n]);
+  });
+
   it.runIf(testEngine === 'postgresql')('follow a TRUNCATE (PostgreSQL: it fires no DELETE trigger), last: it empties the store', async () => {
     await server.database.execute(`TRUNCATE "Plant" CASCADE`);
     await expectCountsKept('after a TRUNCATE');

@@ -77,7 +77,7 @@ export async function ready(filters: PlantFilters): Promise<PlannedFilters> {
 
 /**
  * An order as segments: the rows of one segment all come before those of the next, and within a segment
- * they go by (key, id). One segment for most keys; the tag sort has two, tagged plants by (tag, id) then
+ * they go by (key, id). One segment for most keys; the tag sort has two, tagged plants by (folded tag, id) then
  * untagged ones by id, because NULLs sort first on SQLite and last on PostgreSQL and neither engine walks
  * an index for `NULLS LAST` on the other's side. Every segment is walked by an index in both directions.
  */
@@ -90,8 +90,10 @@ const SEGMENTS: Record<PlantSort['key'], Segment[]> = {
   created: [{ only: null, key: Prisma.sql`p."createdAt"`, keyColumn: 'createdAt' }],
   owner: [{ only: null, key: Prisma.sql`o.name`, keyColumn: 'owner' }],
   tag: [
-    { only: Prisma.sql`p.tag IS NOT NULL`, key: Prisma.sql`p.tag`, keyColumn: 'tag' },
-    { only: Prisma.sql`p.tag IS NULL`, key: null, keyColumn: null },
+    // By the folded tag (any case together: "aquatic", "Tropical", "tropical", "Zebra"), kept by the database
+    // beside the tag and null exactly when it is (migration *_plant_tag_fold).
+    { only: Prisma.sql`p."tagFolded" IS NOT NULL`, key: Prisma.sql`p."tagFolded"`, keyColumn: 'tagFolded' },
+    { only: Prisma.sql`p."tagFolded" IS NULL`, key: null, keyColumn: null },
   ],
 };
 
@@ -267,7 +269,7 @@ export async function selectWalked(
         rows.push(...probed.map((row) => ({ ...row, segment: index })));
         break;
       }
-      // The tag filter is held by the tag order's index, and in id order by (tag, id) and (ownerId, tag, id).
+      // The tag filter is held in the tag order by (tag, tagFolded, id) and (ownerId, tag, tagFolded, id), in id order by (tag, id) and (ownerId, tag, id).
       const tagIndexed = sort.key === 'tag' || sort.key === 'id';
       const walked = await walkSegment(actor, filters, segment, { from, descending, limit, withOwner: options.withOwner, budget: options.walkBudget!, tagIndexed });
       rows.push(...walked.rows.map((row) => ({ ...row, segment: index })));

@@ -251,7 +251,20 @@ function PlantsViewInner() {
       </div>
 
       <div className="card">
-        <Toolbar query={query} isAdmin={isAdmin} onChange={(next) => go(next)} />
+        <Toolbar
+          query={query}
+          isAdmin={isAdmin}
+          onChange={(next) => go(next)}
+          onMergeTag={
+            data && data.total > 0 && !bulk.progress
+              ? () => {
+                  // Every plant of the view, which all have the tag: "select all matching", then the re-tag.
+                  selection.selectAllMatching(filters, data.asOf, data.total, data.totalExact);
+                  setRetagging(true);
+                }
+              : undefined
+          }
+        />
 
         {queryFallback(page, 'plants') ??
           (data && data.rows.length === 0 && !walked.stop ? (
@@ -346,7 +359,15 @@ function PlantsViewInner() {
         />
       ) : null}
       {deleting ? <DeleteDialog deleting={deleting} onConfirm={() => void runDelete(deleting)} onCancel={() => setDeleting(null)} /> : null}
-      {retagging ? <RetagDialog selected={selection.count} selectedExact={selection.countExact} onRetag={(tag) => void runRetag(tag)} onCancel={() => setRetagging(false)} /> : null}
+      {retagging ? (
+        <RetagDialog
+          selected={selection.count}
+          selectedExact={selection.countExact}
+          mergeFrom={selection.selected.kind === 'matching' && selection.selected.except.size === 0 ? selection.selected.filters.tag : undefined}
+          onRetag={(tag) => void runRetag(tag)}
+          onCancel={() => setRetagging(false)}
+        />
+      ) : null}
     </section>
   );
 }

@@ -15,18 +15,22 @@ import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 export function RetagDialog({
   selected,
   selectedExact = true,
+  mergeFrom,
   onRetag,
   onCancel,
 }: {
   selected: number;
   /** False for a "select all" of a view whose count stopped at the cap: at least `selected` ("10,000+"). */
   selectedExact?: boolean;
+  /** Every plant of a tag is selected: the re-tag merges that tag into the one chosen. */
+  mergeFrom?: string;
   onRetag: (tag: string | null) => void;
   onCancel: () => void;
 }) {
   const [tag, setTag] = useState('');
   const [error, setError] = useState<string | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
+  const plants = selected === 1 && selectedExact ? '1 plant' : `${countText(selected, selectedExact)} plants`;
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     if (tag === '') return onRetag(null);
@@ -39,7 +43,16 @@ export function RetagDialog({
     onRetag(tag);
   }
   return (
-    <Modal title={`Re-tag ${selected === 1 && selectedExact ? '1 plant' : `${countText(selected, selectedExact)} plants`}`} onCancel={onCancel} initialFocus={inputRef} describedBy={false}>
+    <Modal
+      title={
+        mergeFrom === undefined
+          ? `Re-tag ${plants}`
+          : `Merge the tag “${mergeFrom}” of ${plants} into another`
+      }
+      onCancel={onCancel}
+      initialFocus={inputRef}
+      describedBy={false}
+    >
       <form className="form-grid" onSubmit={onSubmit} noValidate>
         <Field
           id="retag-tag"
