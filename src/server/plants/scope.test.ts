@@ -105,7 +105,7 @@ describe("a member's calls never reach another owner's plant", () => {
     expect((await bob.caller.plants.suggestId()).id).toBe(9_003n);
     expect(await failureOf(bob.caller.plants.update({ id: 9_010n, name: 'taken over' }))).toMatchObject({ kind: 'plantNotFound' });
     expect(await failureOf(bob.caller.plants.delete({ id: 9_010n }))).toMatchObject({ kind: 'plantNotFound' });
-    expect(await bob.caller.plants.retagMany({ selection: { kind: 'ids', ids: [9_010n] }, tag: 'stolen' })).toEqual({ done: [], gone: [9_010n], nextAfter: null });
+    expect(await bob.caller.plants.retagMany({ selection: { kind: 'ids', ids: [9_010n] }, tag: 'stolen' })).toEqual({ done: [], gone: [9_010n], nextAfter: null, previous: [] });
     const { asOf } = page;
     const everything = { kind: 'matching' as const, filters: {}, asOf, except: [9_002n] };
     expect(await bob.caller.plants.deleteMany({ selection: everything })).toEqual({ done: [], gone: [], nextAfter: null });
