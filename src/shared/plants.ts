@@ -94,7 +94,7 @@ export const OPTIONAL_PLANT_FIELDS = PLANT_FIELD_NAMES.filter((field) => plantFi
 export const isOptionalPlantField = (field: PlantFieldName): boolean => OPTIONAL_PLANT_FIELDS.includes(field);
 
 for (const field of PLANT_FIELD_NAMES) {
-  // The names are written into SQL as column names (query.ts): only plain identifiers.
+  // The names are written into SQL as column names (plants/rows.ts): only plain identifiers.
   if (!/^[a-z][A-Za-z0-9]*$/.test(field)) throw new Error(`plant field ${field}: a column name is letters and digits`);
 }
 

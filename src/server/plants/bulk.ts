@@ -7,7 +7,8 @@ import { LOCKING_READ } from '@/server/db/dialect';
 import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
 import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
-import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
+import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, whereOf } from './conditions';
+import { selectWalked, walksNames } from './walks';
 import { plantsCommitted } from './events';
 
 /**
@@ -31,7 +32,7 @@ const asIds = (rows: { id: bigint | number | string }[]) => rows.map((row) => Bi
 
 /**
  * The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. A search of
- * many matches (query.ts, walksNames) walks the view by id testing names, at most the engine's walk budget of
+ * many matches (walks.ts, walksNames) walks the view by id testing names, at most the engine's walk budget of
  * rows a call (searchWalkBudget), as the admin page's does: a call whose walk stops works on what it found and
  * answers `nextAfter` at the row where it stopped (no row between matched), so the next call goes on from there
  * and a sparse far-end search costs each call a bounded walk, not a walk of the caller's whole view.
@@ -50,7 +51,7 @@ async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: big
 }
 
 /**
- * idsOf for a walk that tests names. The walk's WHERE holds only what its index holds (query.ts, walkSegment), so
+ * idsOf for a walk that tests names. The walk's WHERE holds only what its index holds (walks.ts, walkSegment), so
  * the creation time and the unticked plants are tested after it, on the matches it found (by their ids, in the
  * same SQL as above): a call may then work on fewer than BULK_MAX plants while more follow, and `nextAfter` is
  * the last row it considered.

@@ -11,7 +11,7 @@ import { viewOf } from './tags';
  * counts the database keeps in the statement that writes a plant (PlantOwnerCount and PlantTagCount, by triggers
  * on both engines: migrations *_plant_owner_counts and *_plant_tag_counts), so a total costs one or a few index
  * rows whatever the store holds, and holds for rows written by any tool. A name search has no kept count: its
- * total is counted (query.ts, countWhere).
+ * total is counted (counts.ts, countWhere).
  */
 export async function keptTotal(actor: Actor, filters: PlantFilters): Promise<number | null> {
   if (filters.q !== undefined) return null;

@@ -16,7 +16,9 @@ import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { nameFoldTable } from '@/shared/name-fold';
 import { DEFAULT_SORT, foldForSearch, NAME_MAX_LENGTH } from '@/shared/plants';
 
-import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET, type PlannedFilters, ready, selectFrom } from './query';
+import { type PlannedFilters, ready } from './conditions';
+import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET } from './counts';
+import { selectFrom } from './walks';
 import { listPlants } from './service';
 import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, LONG_QUERY_TRIGRAMS, planNameSearch, RARE_TRIGRAMS_ASKED, SHORT_QUERY_ENTRIES_BUDGET } from './search';
 
