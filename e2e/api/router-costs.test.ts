@@ -28,8 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from '@/server/app-router';
 import { toolName } from '@/server/http/mcp/tools';
 import { type ProcedureMeta, proceduresOf } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES } from '@/shared/limits';
-import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/plants';
+import { BODY_LIMIT_BYTES, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { MCP_HEADERS } from '@test-support/mcp-client';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BULK_MAX, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, QUERY_MAX_LENGTH, TAG_MAX_LENGTH } from './limits';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
 import { unknownFields } from './messages';
@@ -12,10 +13,6 @@ import { fromDecimalText, pageLimit } from './query-values';
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
-export const NAME_MAX_LENGTH = 200;
-export const TAG_MAX_LENGTH = 100;
-export const PAGE_LIMIT_MAX = 1000;
-export const PAGE_LIMIT_DEFAULT = 100;
 
 const int64Doc = { type: 'integer', format: 'int64' } as const;
 
@@ -144,8 +141,6 @@ export const EMPTY_PATCH_MESSAGE = `the patch changes nothing: send ${PLANT_FIEL
 ).join(', ')}, or ${PLANT_FIELD_NAMES.length === 2 ? 'both' : 'several'}`;
 
 export { foldForSearch };
-
-export const QUERY_MAX_LENGTH = 200;
 
 /** A filter's text from the query string: the field rules without the visible-character rule, so a search for a space works. */
 const filterText = (field: string, maxLength: number) =>
@@ -329,8 +324,6 @@ export const patchPlantInput = z.strictObject(
   { error: patchError },
 );
 
-/** Bulk changes of the admin page (tRPC only): at most this many plants per call, each answered on its own. */
-export const BULK_MAX = 500;
 const idList = z
   .array(int64('id'), { error: 'ids must be a list of plant ids' })
   .min(1, { error: 'ids must hold at least one id' })
@@ -365,7 +358,6 @@ export const retagPlantsInput = z.strictObject({
 export const restorePlantsInput = z.strictObject({ ids: idList });
 
 /** The tag filter's suggestions: tags that exist (in what the caller sees), by a case-insensitive prefix. */
-export const TAG_SUGGESTIONS_MAX = 12;
 export const tagSuggestionsInput = z.strictObject({
   prefix: filterText('prefix', TAG_MAX_LENGTH).optional(),
   owner: plantFilters.owner,

@@ -4,8 +4,8 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { LOCKING_READ } from '@/server/db/dialect';
-import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
-import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
+import { BULK_MAX, BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
+import { type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, whereOf } from './conditions';
 import { selectWalked, walksNames } from './walks';

@@ -3,27 +3,11 @@ import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
 import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
-import {
-  deletePlantsInput,
-  plantChangesInput,
-  restorePlantsInput,
-  retagPlantsInput,
-  tagSuggestionsInput,
-  listPlantsInput,
-  NAME_MAX_LENGTH,
-  newPlantSchema,
-  PAGE_LIMIT_DEFAULT,
-  PAGE_LIMIT_MAX,
-  patchPlantInput,
-  plantIdParam,
-  plantPageInput,
-  plantPageOutput,
-  TAG_MAX_LENGTH,
-} from '@/shared/plants';
+import { deletePlantsInput, plantChangesInput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput, listPlantsInput, newPlantSchema, patchPlantInput, plantIdParam, plantPageInput, plantPageOutput } from '@/shared/plants';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';
-import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
+import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';

@@ -12,9 +12,9 @@ import { engineLayouts } from '@/server/db/engines';
 import { applyMigrations } from '@/server/db/migrate';
 import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
-import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
+import { COUNT_CAP, NAME_MAX_LENGTH, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { nameFoldTable } from '@/shared/name-fold';
-import { DEFAULT_SORT, foldForSearch, NAME_MAX_LENGTH } from '@/shared/plants';
+import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
 
 import { type PlannedFilters, ready } from './conditions';
 import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET } from './counts';
@@ -29,7 +29,6 @@ import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, INDEXED_MATCHES_MAX, LONG
  * those terms and the index of last characters); the index is kept by the database with every write; the plan
  * is chosen by how many match; counts stop at the cap.
  */
-
 
 async function idsFound(actor: Actor, q: string, plan: 'index' | 'filter'): Promise<bigint[]> {
   const filters: PlannedFilters = { q, search: { folded: foldForSearch(q), plan } };

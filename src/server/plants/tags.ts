@@ -3,8 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { TAG_COUNTS_PER_UNIT, TAG_SUGGESTION_READ_MAX } from '@/shared/limits';
-import { TAG_SUGGESTIONS_MAX } from '@/shared/plants';
+import { TAG_COUNTS_PER_UNIT, TAG_SUGGESTION_READ_MAX, TAG_SUGGESTIONS_MAX } from '@/shared/limits';
 
 import { plantScope } from './scope';
 

@@ -5,7 +5,8 @@ import { Leaf, Plus } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { BULK_MAX, PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { BULK_MAX } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 
 import { takeHeadingFocus } from '../focus';

@@ -3,7 +3,8 @@
 import { Tags } from 'lucide-react';
 import { type FormEvent, useRef, useState } from 'react';
 
-import { plantTag, TAG_MAX_LENGTH } from '@/shared/plants';
+import { plantTag } from '@/shared/plants';
+import { TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';

@@ -2,7 +2,7 @@
 
 import { keepPreviousData } from '@tanstack/react-query';
 
-import { TAG_MAX_LENGTH } from '@/shared/plants';
+import { TAG_MAX_LENGTH } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 
 const count = new Intl.NumberFormat();

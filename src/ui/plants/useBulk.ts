@@ -2,7 +2,8 @@
 
 import { useRef, useState } from 'react';
 
-import { BULK_MAX, type BulkSelection } from '@/shared/plants';
+import { type BulkSelection } from '@/shared/plants';
+import { BULK_MAX } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 
 import { problemOf, waitingOutRateLimit } from '../problems';
