@@ -5,7 +5,8 @@ import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { LOCKING_READ } from '@/server/db/dialect';
 import { BULK_MAX, BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
-import { type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
+import { type BulkSelection, DEFAULT_SORT } from '@/shared/plant-table';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, whereOf } from './conditions';
 import { selectWalked, walksNames } from './walks';

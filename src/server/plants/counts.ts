@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
-import type { PlantSort } from '@/shared/plants';
+import type { PlantSort } from '@/shared/plant-table';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, scopeConditions, searchOf, whereOf } from './conditions';
 import { keptTotal } from './kept-counts';

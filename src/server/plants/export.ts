@@ -7,7 +7,8 @@ import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
 import { ROWS_PER_UNIT, searchWalkBudget } from '@/shared/limits';
-import { DEFAULT_SORT, PLANT_FIELD_NAMES, type PlantFilters, type PlantSort } from '@/shared/plants';
+import { PLANT_FIELD_NAMES, type PlantFilters } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantSort } from '@/shared/plant-table';
 
 import { ready } from './conditions';
 import { type KeysetPosition, positionOfRow } from './keysets';

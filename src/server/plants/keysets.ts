@@ -1,7 +1,7 @@
 import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
-import type { PlantSort } from '@/shared/plants';
+import type { PlantSort } from '@/shared/plant-table';
 
 /**
  * The admin page's orders as keysets: each sort as segments walked by an index in both directions, a place in an

@@ -3,7 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { searchWalkBudget } from '@/shared/limits';
-import { DEFAULT_SORT, lastPageRows, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
+import { DEFAULT_SORT, lastPageRows, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plant-table';
 
 import { ready } from './conditions';
 import { type Count, countBefore, countCapOf, countMatching } from './counts';
@@ -12,7 +12,7 @@ import { positionOf, toRow } from './rows';
 import { type SelectedRow, selectWalked } from './walks';
 import { seesEveryOwner } from './scope';
 
-/** A page of the admin table (its schema, and what each field means: shared/plants.ts, plantPageOutput). */
+/** A page of the admin table (its schema, and what each field means: shared/plant-table.ts, plantPageOutput). */
 export type TablePage = PlantPage;
 
 /**

@@ -3,7 +3,8 @@ import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
 import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
-import { deletePlantsInput, plantChangesInput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput, listPlantsInput, newPlantSchema, patchPlantInput, plantIdParam, plantPageInput, plantPageOutput } from '@/shared/plants';
+import { listPlantsInput, newPlantSchema, patchPlantInput, plantIdParam } from '@/shared/plants';
+import { deletePlantsInput, plantChangesInput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput, plantPageInput, plantPageOutput } from '@/shared/plant-table';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError, errorCatalog } from '@/shared/errors';

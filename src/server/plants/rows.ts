@@ -3,7 +3,8 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
-import { PLANT_FIELD_NAMES, type PlantRow, type PlantSort, type StoredFields, toPlant } from '@/shared/plants';
+import { PLANT_FIELD_NAMES, type StoredFields, toPlant } from '@/shared/plants';
+import { type PlantRow, type PlantSort } from '@/shared/plant-table';
 
 import { conditions, whereOf } from './conditions';
 import { type KeysetPosition, type Segment, segmentOfRow, segmentsOf } from './keysets';

@@ -14,7 +14,8 @@ import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 import { COUNT_CAP, NAME_MAX_LENGTH, SEARCH_COUNT_CAP } from '@/shared/limits';
 import { nameFoldTable } from '@/shared/name-fold';
-import { DEFAULT_SORT, foldForSearch } from '@/shared/plants';
+import { foldForSearch } from '@/shared/plants';
+import { DEFAULT_SORT } from '@/shared/plant-table';
 
 import { type PlannedFilters, ready } from './conditions';
 import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET } from './counts';

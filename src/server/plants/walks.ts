@@ -3,7 +3,7 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
-import type { PlantSort } from '@/shared/plants';
+import type { PlantSort } from '@/shared/plant-table';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, scopeConditions, searchOf, whereOf } from './conditions';
 import { ASC, DESC, type KeysetPosition, orderBy, pastCondition, type Segment, segmentsOf } from './keysets';

@@ -1,6 +1,6 @@
 'use client';
 
-import type { PlantRow } from '@/shared/plants';
+import type { PlantRow } from '@/shared/plant-table';
 
 import { ConfirmDialog } from '../ConfirmDialog';
 import { UserText } from '../UserText';

@@ -5,7 +5,8 @@ import { type FormEvent, type KeyboardEvent, useEffect, useMemo, useRef, useStat
 import { z } from 'zod';
 
 import { errorCatalog } from '@/shared/errors';
-import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch, type PlantRow } from '@/shared/plants';
+import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch } from '@/shared/plants';
+import { type PlantRow } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 import { asSentence, problemOf } from '../problems';

@@ -2,7 +2,7 @@
 
 import { ChevronFirst, ChevronLast, ChevronLeft, ChevronRight } from 'lucide-react';
 
-import { PAGE_SIZES } from '@/shared/plants';
+import { PAGE_SIZES } from '@/shared/plant-table';
 
 import { PagerButton } from '../PagerButton';
 import type { Cursor, PageSize } from './url-state';

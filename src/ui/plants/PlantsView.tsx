@@ -5,7 +5,8 @@ import { Leaf, Plus } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { type PlantFieldName } from '@/shared/plants';
+import { PLANT_SORT_KEYS, type PlantRow } from '@/shared/plant-table';
 import { BULK_MAX } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 

@@ -2,7 +2,7 @@
 
 import { useRef, useState } from 'react';
 
-import { type BulkSelection } from '@/shared/plants';
+import { type BulkSelection } from '@/shared/plant-table';
 import { BULK_MAX } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 

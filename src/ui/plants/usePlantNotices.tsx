@@ -1,6 +1,7 @@
 'use client';
 
-import type { Plant, PlantRow } from '@/shared/plants';
+import type { Plant } from '@/shared/plants';
+import type { PlantRow } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 import { useNotices } from '../notices';

@@ -7,7 +7,8 @@ import { holdStream } from '@/server/auth/held-streams';
 import { claimExport, plantsCsv } from '@/server/plants/export';
 import { problemFromError } from '@/server/problems';
 import { AppError, type ErrorKind } from '@/shared/errors';
-import { exportPlantsInput, PLANT_SORT_KEYS, plantFilters } from '@/shared/plants';
+import { plantFilters } from '@/shared/plants';
+import { exportPlantsInput, PLANT_SORT_KEYS } from '@/shared/plant-table';
 
 import { type Authenticate, requireToken } from '../guards/auth';
 import { type FrontRequest, notUtf8Refusal, noteCharged, notingCharges, parameterNotUtf8 } from '../request';
