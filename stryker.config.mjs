@@ -13,7 +13,7 @@ const options = {
   coverageAnalysis: 'perTest',
   mutate: [
     'src/server/plants/scope.ts',
-    'src/server/webhooks/schedule.ts',
+    'src/server/webhooks/delivery/retry-schedule.ts',
     'src/server/idempotency/fingerprint.ts',
     'src/shared/csv.ts',
     'src/server/http/guards/json-depth.ts',

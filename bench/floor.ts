@@ -30,13 +30,14 @@ import {
   type Actor,
   ALL_LIST_VERSION_SQL,
   CONTROL,
+  FIELD_COLUMNS,
+  FIELDS,
   INT64_MAX,
   INT64_MIN,
   listEtag,
   type ListQuery,
   listVersion,
   MARK,
-  NAME_MAX_LENGTH,
   nextLink,
   NOT_SPACE,
   openDatabase,
@@ -53,7 +54,6 @@ import {
   send,
   sendList,
   serveFloor,
-  TAG_MAX_LENGTH,
 } from './wire';
 
 const DECIMAL_INT64 = /^-?\d{1,20}$/;
@@ -63,17 +63,18 @@ const DECIMAL_INT64 = /^-?\d{1,20}$/;
 // floor the fsync the app pays on every create and delete. The token check runs on it too.
 const db = openDatabase();
 
-const listOwn = db.prepare<[number, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? ORDER BY id LIMIT ?`).safeIntegers(true);
+const listOwn = db.prepare<[number, number], PlantRow>(`SELECT id, ${FIELD_COLUMNS} FROM "Plant" WHERE ownerId = ? ORDER BY id LIMIT ?`).safeIntegers(true);
 const listOwnAfter = db
-  .prepare<[number, bigint, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE ownerId = ? AND id > ? ORDER BY id LIMIT ?`)
+  .prepare<[number, bigint, number], PlantRow>(`SELECT id, ${FIELD_COLUMNS} FROM "Plant" WHERE ownerId = ? AND id > ? ORDER BY id LIMIT ?`)
   .safeIntegers(true);
-const listAll = db.prepare<[number], PlantRow>(`SELECT id, name, tag FROM "Plant" ORDER BY id LIMIT ?`).safeIntegers(true);
-const listAllAfter = db.prepare<[bigint, number], PlantRow>(`SELECT id, name, tag FROM "Plant" WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
+const listAll = db.prepare<[number], PlantRow>(`SELECT id, ${FIELD_COLUMNS} FROM "Plant" ORDER BY id LIMIT ?`).safeIntegers(true);
+const listAllAfter = db.prepare<[bigint, number], PlantRow>(`SELECT id, ${FIELD_COLUMNS} FROM "Plant" WHERE id > ? ORDER BY id LIMIT ?`).safeIntegers(true);
 // With the folded name, as the app writes it: the name search's index is filled from it (its trigger fires
 // on a row that has one), and a plant the contract's `q` cannot find would be less than a create.
-const insertPlant = db.prepare<[bigint, string, string, string | null, number, string]>(
-  `INSERT INTO "Plant" (id, name, "nameFolded", tag, ownerId, createdAt) VALUES (?, ?, ?, ?, ?, ?)`,
+const insertPlant = db.prepare<(bigint | string | number | null)[]>(
+  `INSERT INTO "Plant" (id, ${FIELD_COLUMNS}, "nameFolded", ownerId, createdAt) VALUES (?, ${FIELDS.map(() => '?').join(', ')}, ?, ?, ?)`,
 );
+const FIELD_NAMES = new Set<string>(FIELDS.map(({ name }) => name));
 const deleteOwn = db.prepare<[bigint, number]>(`DELETE FROM "Plant" WHERE id = ? AND ownerId = ?`);
 const deleteAny = db.prepare<[bigint]>(`DELETE FROM "Plant" WHERE id = ?`);
 const ping = db.prepare(`SELECT 1`);
@@ -116,28 +117,29 @@ function textField(value: unknown, field: string, maxLength: number, required: b
   if (value.length === 0) throw new Refusal('invalidValue', say.empty(field));
   if (value.length > maxLength && [...value].length > maxLength) throw new Refusal('invalidValue', say.tooLong(field, maxLength));
   if (CONTROL.test(value)) throw new Refusal('invalidValue', say.control(field));
+  if (!NOT_SPACE.test(value)) throw new Refusal('invalidValue', say.onlySpace(field));
   return value;
 }
 
 function create(response: ServerResponse, actor: Actor, text: string): void {
   const fields = parseJsonObject(text);
   for (const key of Object.keys(fields)) {
-    if (key !== 'id' && key !== 'name' && key !== 'tag') throw new Refusal('unknownField', `unknown field "${key}": a new plant has only id, name and tag`);
+    if (key !== 'id' && !FIELD_NAMES.has(key)) throw new Refusal('unknownField', say.unknownField(key));
   }
   if (fields.id === undefined) throw new Refusal('missingField', say.required('id'));
   if (typeof fields.id !== 'string' || !fields.id.startsWith(MARK)) throw new Refusal('wrongType', say.notInteger('id'));
   const id = BigInt(fields.id.slice(1));
   if (id < INT64_MIN || id > INT64_MAX) throw new Refusal('invalidValue', say.notInt64('id'));
-  const name = textField(fields.name, 'name', NAME_MAX_LENGTH, true)!;
-  if (!NOT_SPACE.test(name)) throw new Refusal('invalidValue', say.onlySpace('name'));
-  const tag = textField(fields.tag, 'tag', TAG_MAX_LENGTH, false);
+  const plant: PlantRow = { id };
+  for (const { name, optional, maxLength } of FIELDS) plant[name] = textField(fields[name], name, maxLength, !optional);
+  const name = plant.name as string;
   try {
-    insertPlant.run(id, name, foldForSearch(name), tag, actor.userId, prismaTimestamp(new Date()));
+    insertPlant.run(id, ...FIELDS.map(({ name: field }) => plant[field] as string | null), foldForSearch(name), actor.userId, prismaTimestamp(new Date()));
   } catch (error) {
     if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new Refusal('plantIdTaken', say.taken(id));
     throw error;
   }
-  send(response, 200, plantJson({ id, name, tag }));
+  send(response, 200, plantJson(plant));
 }
 
 function remove(response: ServerResponse, actor: Actor, text: string): void {

@@ -21,7 +21,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { BODY_LIMIT_BYTES } from '@/shared/limits';
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
 import { createPostgresDatabase } from '@test-support/database';
+import { exampleOf } from '@test-support/plant-fields';
 import { type PrivatePostgres, startPrivatePostgres } from '@test-support/postgres';
 
 import { bundleBenchServers, checkoutAt, ensureBuild } from './lib/build';
@@ -78,13 +80,18 @@ async function contractCheck(subject: Server, floor: Server, token: string, data
     same(`GET /api/plants?${query}`, await call(subject, token, 'GET', `/api/plants?${query}`), await call(floor, token, 'GET', `/api/plants?${query}`), 200);
   }
   same('GET /api/plants without a token', await call(subject, null, 'GET', '/api/plants'), await call(floor, null, 'GET', '/api/plants'), 401);
+  // A plant with every declared field (shared/plants.ts, `plantFields`), created and listed by each: the floors
+  // read, write and answer each field as the app does.
   const [subjectId, floorId] = [nextCreateId(), nextCreateId()];
-  const created = [
-    await call(subject, token, 'POST', '/api/plants', `{"id": ${subjectId}, "name": "Check plant", "tag": "tropical"}`),
-    await call(floor, token, 'POST', '/api/plants', `{"id": ${floorId}, "name": "Check plant", "tag": "tropical"}`),
-  ] as const;
-  same('POST /api/plants', created[0], { ...created[1], body: created[1].body.replace(String(floorId), String(subjectId)) }, 200);
+  const everyField = (id: bigint) => `{"id": ${id}, ${PLANT_FIELD_NAMES.map((field) => `${JSON.stringify(field)}: ${JSON.stringify(exampleOf(field))}`).join(', ')}}`;
+  const asSubject = (answer: Answer) => ({ ...answer, body: answer.body.replaceAll(String(floorId), String(subjectId)) });
+  const created = [await call(subject, token, 'POST', '/api/plants', everyField(subjectId)), await call(floor, token, 'POST', '/api/plants', everyField(floorId))] as const;
+  same('POST /api/plants', created[0], asSubject(created[1]), 200);
   if (!(await data.exists(subjectId)) || !(await data.exists(floorId))) throw new Error('contract check: a created plant is not in the database');
+  for (const id of [subjectId, floorId]) {
+    const query = `limit=1&after=${id - 1n}`;
+    same(`GET /api/plants?${query} (a plant just created)`, await call(subject, token, 'GET', `/api/plants?${query}`), await call(floor, token, 'GET', `/api/plants?${query}`), 200);
+  }
   same('DELETE /api/plants/{id}', await call(subject, token, 'DELETE', `/api/plants/${subjectId}`), await call(floor, token, 'DELETE', `/api/plants/${floorId}`), 204);
   const again = await call(floor, token, 'DELETE', `/api/plants/${floorId}`);
   same(

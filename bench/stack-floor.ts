@@ -29,20 +29,21 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { initTRPC, TRPCError } from '@trpc/server';
 import { z } from 'zod';
 
-import { PrismaClient } from '../src/generated/prisma/client';
+import { Prisma, PrismaClient } from '../src/generated/prisma/client';
 import { foldForSearch } from '../src/shared/name-fold';
 import type { ErrorKind } from '../src/shared/errors';
 import {
   type Actor,
   ALL_LIST_VERSION_SQL,
   CONTROL,
+  FIELD_COLUMNS,
+  FIELDS,
   floorEnv,
   INT64_MAX,
   INT64_MIN,
   listEtag,
   type ListQuery,
   listVersion,
-  NAME_MAX_LENGTH,
   nextLink,
   NOT_SPACE,
   openDatabase,
@@ -58,7 +59,6 @@ import {
   send,
   sendList,
   serveFloor,
-  TAG_MAX_LENGTH,
 } from './wire';
 
 // The app's connection settings: the same adapter, 10 s busy timeout, every commit synced (synchronous=FULL).
@@ -73,21 +73,21 @@ const text = (field: string, maxLength: number) =>
     .string({ error: (issue) => (issue.input === undefined ? say.required(field) : say.notString(field)) })
     .min(1, { error: say.empty(field) })
     .refine((value) => value.length <= maxLength || [...value].length <= maxLength, { error: say.tooLong(field, maxLength) })
-    .refine((value) => !CONTROL.test(value), { error: say.control(field) });
+    .refine((value) => !CONTROL.test(value), { error: say.control(field) })
+    .refine((value) => NOT_SPACE.test(value), { error: say.onlySpace(field) });
 /** Query and path values are text; an int64 there is decimal digits. */
 const decimal = <T extends z.ZodType>(parse: (digits: string) => unknown, schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && /^-?\d{1,20}$/.test(value) ? parse(value) : value), schema);
 
-const plantOut = z.object({ id: z.bigint(), name: z.string(), tag: z.string().optional() });
+/** Each declared field's schema, required or optional as declared. */
+const fieldSchemas = (schema: (field: (typeof FIELDS)[number]) => z.ZodType) =>
+  Object.fromEntries(FIELDS.map((field) => [field.name, field.optional ? schema(field).optional() : schema(field)]));
+const plantOut = z.object({ id: z.bigint(), ...fieldSchemas(() => z.string()) });
 const listInput = z.object({
   limit: decimal(Number, z.int({ error: say.limit() }).min(1, { error: say.limit() }).max(PAGE_LIMIT_MAX, { error: say.limit() })).optional(),
   after: decimal(BigInt, int64('after')).optional(),
 });
-const newPlant = z.strictObject({
-  id: int64('id'),
-  name: text('name', NAME_MAX_LENGTH).refine((value) => NOT_SPACE.test(value), { error: say.onlySpace('name') }),
-  tag: text('tag', TAG_MAX_LENGTH).optional(),
-});
+const newPlant = z.strictObject({ id: int64('id'), ...fieldSchemas(({ name, maxLength }) => text(name, maxLength)) });
 const idInput = z.object({ id: decimal(BigInt, int64('id')) });
 
 type Context = { actor: Actor; link?: string; etag?: string; query?: ListQuery };
@@ -97,7 +97,9 @@ const t = initTRPC.context<Context>().create();
 const uniqueViolation = (error: unknown) =>
   (error as { meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | undefined)?.meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation';
 
-const toPlant = (row: PlantRow) => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
+/** A row as the answer's plant: a field it has none of left out. */
+const toPlant = (row: PlantRow) => Object.fromEntries(Object.entries(row).filter(([, value]) => value !== null && value !== undefined)) as PlantRow;
+const COLUMNS = Prisma.raw(FIELD_COLUMNS);
 
 const router = t.router({
   list: t.procedure
@@ -114,11 +116,11 @@ const router = t.router({
       ctx.etag = listEtag(listVersion(actor, versionRow?.version), ctx.query ?? {});
       const rows = actor.admin
         ? after === undefined
-          ? await prisma.$queryRaw<PlantRow[]>`SELECT id, name, tag FROM "Plant" ORDER BY id LIMIT ${limit + 1}`
-          : await prisma.$queryRaw<PlantRow[]>`SELECT id, name, tag FROM "Plant" WHERE id > ${after} ORDER BY id LIMIT ${limit + 1}`
+          ? await prisma.$queryRaw<PlantRow[]>`SELECT id, ${COLUMNS} FROM "Plant" ORDER BY id LIMIT ${limit + 1}`
+          : await prisma.$queryRaw<PlantRow[]>`SELECT id, ${COLUMNS} FROM "Plant" WHERE id > ${after} ORDER BY id LIMIT ${limit + 1}`
         : after === undefined
-          ? await prisma.$queryRaw<PlantRow[]>`SELECT id, name, tag FROM "Plant" WHERE "ownerId" = ${actor.userId} ORDER BY id LIMIT ${limit + 1}`
-          : await prisma.$queryRaw<PlantRow[]>`SELECT id, name, tag FROM "Plant" WHERE "ownerId" = ${actor.userId} AND id > ${after} ORDER BY id LIMIT ${limit + 1}`;
+          ? await prisma.$queryRaw<PlantRow[]>`SELECT id, ${COLUMNS} FROM "Plant" WHERE "ownerId" = ${actor.userId} ORDER BY id LIMIT ${limit + 1}`
+          : await prisma.$queryRaw<PlantRow[]>`SELECT id, ${COLUMNS} FROM "Plant" WHERE "ownerId" = ${actor.userId} AND id > ${after} ORDER BY id LIMIT ${limit + 1}`;
       if (rows.length > limit) ctx.link = nextLink(limit, rows[limit - 1]!.id);
       return rows.slice(0, limit).map(toPlant);
     }),
@@ -128,13 +130,16 @@ const router = t.router({
     .mutation(async ({ ctx, input }) => {
       // The bare floor's INSERT (with the folded name the search index is filled from); the answer is what it
       // stored, as the bare floor writes it from the input.
+      // The input is the id and the declared fields, as newPlant checked them.
+      const plant = input as PlantRow;
+      const values = FIELDS.map(({ name }) => plant[name] ?? null);
       try {
-        await prisma.$executeRaw`INSERT INTO "Plant" ("id", "name", "nameFolded", "tag", "ownerId", "createdAt") VALUES (${input.id}, ${input.name}, ${foldForSearch(input.name)}, ${input.tag ?? null}, ${ctx.actor.userId}, ${new Date()})`;
+        await prisma.$executeRaw`INSERT INTO "Plant" ("id", ${COLUMNS}, "nameFolded", "ownerId", "createdAt") VALUES (${plant.id}, ${Prisma.join(values)}, ${foldForSearch(plant.name as string)}, ${ctx.actor.userId}, ${new Date()})`;
       } catch (error) {
-        if (uniqueViolation(error)) throw new Refusal('plantIdTaken', say.taken(input.id));
+        if (uniqueViolation(error)) throw new Refusal('plantIdTaken', say.taken(plant.id));
         throw error;
       }
-      return toPlant({ id: input.id, name: input.name, tag: input.tag ?? null });
+      return toPlant(plant);
     }),
   delete: t.procedure
     .input(idInput)

@@ -7,9 +7,10 @@
  * contract check (bench/README.md) compares both floors' answers with the app's at every start.
  *
  * The floors are bundled alone and kept bare, so this file imports only what is browser-safe and free of
- * dependencies from src/ (the error catalogue and the limits), not src/shared/plants.ts, whose zod schemas
- * would be built at the floor's start: the plant's numbers below repeat that file's, and the contract check
- * holds them to the app's answers.
+ * dependencies from src/ (the error catalogue, the limits, the messages' pieces), not src/shared/plants.ts, whose
+ * zod schemas would be built at the floor's start: the plant's fields reach the floors as plain data, which
+ * lib/build.ts reads from the declaration and writes into their bundle (PLANT_FIELDS); the id's bounds below repeat
+ * that file's, and the contract check holds them to the app's answers.
  */
 
 import { createHash, randomUUID } from 'node:crypto';
@@ -19,13 +20,19 @@ import Database from 'better-sqlite3';
 
 import { errorCatalog, type ErrorKind } from '../src/shared/errors';
 import { BODY_LIMIT_BYTES } from '../src/shared/limits';
+import { listed, unknownFields } from '../src/shared/messages';
 import { withoutTrailingSlashes } from '../src/shared/text';
+import type { PlantFieldFacts } from '../test-support/plant-fields';
 import { API_HEADERS, API_LIST_HEADERS } from './api-headers';
+
+/** The declared plant fields (src/shared/plants.ts, `plantFields`), in order: written into the bundle by lib/build.ts. */
+declare const PLANT_FIELDS: readonly PlantFieldFacts[];
+export const FIELDS: readonly PlantFieldFacts[] = PLANT_FIELDS;
+/** The fields' columns, for the floors' SQL: `"name", "tag"`. */
+export const FIELD_COLUMNS = FIELDS.map(({ name }) => `"${name}"`).join(', ');
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
-export const NAME_MAX_LENGTH = 200;
-export const TAG_MAX_LENGTH = 100;
 export const PAGE_LIMIT_DEFAULT = 100;
 export const PAGE_LIMIT_MAX = 1000;
 const LAST_USED_PRECISION_MS = 60_000;
@@ -76,6 +83,7 @@ export const say = {
   control: (field: string) => `${field} must not contain control characters`,
   onlySpace: (field: string) => `${field} must not be only white space`,
   limit: () => `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}`,
+  unknownField: (key: string) => `${unknownFields([key])}: a new plant has only ${listed(['id', ...FIELDS.map(({ name }) => name)])}`,
   taken: (id: bigint) => `a plant with id ${id} already exists`,
   noPlant: (id: bigint | string) => `no plant with id ${id}`,
 };
@@ -158,7 +166,7 @@ export const nextLink = (limit: number, lastId: bigint) => `<${floorEnv.publicUr
 export const listVersion = (actor: Actor, version: string | undefined) => (actor.admin ? `all:${version}` : `owner ${actor.userId}:${version ?? '0'}`);
 
 /** The list's body: the plants' JSON, as many as `count`. */
-export function plantsJson(rows: readonly { id: bigint; name: string; tag?: string | null }[], count = rows.length): string {
+export function plantsJson(rows: readonly PlantRow[], count = rows.length): string {
   let body = '[';
   for (let i = 0; i < count; i++) body += (i === 0 ? '' : ',') + plantJson(rows[i]!);
   return `${body}]`;
@@ -324,10 +332,19 @@ export function quoteIntegers(text: string): string {
   return copiedUpTo === 0 ? text : out + text.slice(copiedUpTo);
 }
 
-export type PlantRow = { id: bigint; name: string; tag: string | null };
+/** A plant as the floors read it: the id, and each declared field's text (NULL, or left out, when it has none). */
+export type PlantRow = { id: bigint; [field: string]: string | bigint | null | undefined };
 
-export function plantJson(row: { id: bigint; name: string; tag?: string | null }): string {
-  return `{"id":${row.id},"name":${JSON.stringify(row.name)}${row.tag === null || row.tag === undefined ? '' : `,"tag":${JSON.stringify(row.tag)}`}}`;
+const MEMBER_KEYS = FIELDS.map(({ name }) => [name, `,${JSON.stringify(name)}:`] as const);
+
+/** A plant's JSON as the app answers it: id, then each field in its order, one it has none of left out. */
+export function plantJson(row: PlantRow): string {
+  let json = `{"id":${row.id}`;
+  for (const [name, key] of MEMBER_KEYS) {
+    const value = row[name];
+    if (value !== null && value !== undefined) json += key + JSON.stringify(value);
+  }
+  return `${json}}`;
 }
 
 /** Prisma's better-sqlite3 adapter writes DateTime as ISO 8601 with `+00:00`; so do the floors. */

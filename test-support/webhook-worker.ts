@@ -2,7 +2,7 @@ import { afterEach, beforeEach } from 'vitest';
 
 import { db } from '@/server/db/client';
 import { encryptSecret, newSigningSecret } from '@/server/webhooks/secrets';
-import { startWebhookWorker, type WebhookWorker, type WorkerOptions } from '@/server/webhooks/worker';
+import { startWebhookWorker, type WebhookWorker, type WorkerOptions } from '@/server/webhooks/delivery/worker';
 import { signIn } from '@test-support/actors';
 import { type Receiver, startReceiver } from '@test-support/webhook-receiver';
 

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 
 import { buildInfo, PAGE_INPUTS, SERVER_INPUTS, staleInput } from '@test-support/build';
+import { plantFieldFacts } from '@test-support/plant-fields';
 import { benchDir, projectRoot, tsxCli } from './paths';
 import { childEnv } from './proc';
 
@@ -101,7 +102,8 @@ export async function bundleBenchServers(): Promise<{ floor: string; stackFloor:
     platform: 'node',
     target: 'node20',
     external: ['better-sqlite3'],
-    define: { 'process.env.NODE_ENV': '"production"' },
+    // The declared plant fields as plain data (bench/wire.ts): the floors follow the declaration without its zod schemas.
+    define: { 'process.env.NODE_ENV': '"production"', PLANT_FIELDS: JSON.stringify(plantFieldFacts()) },
     // So a profile of a floor maps its frames to packages as the app's does (lib/profile.ts).
     sourcemap: true,
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },

@@ -16,6 +16,8 @@ import { existsSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
+
 export const SEED_BASE = 2n ** 62n;
 export const SEED_STEP = 1000n;
 export const DELETE_BASE = 2n ** 62n + 2n ** 60n;
@@ -148,8 +150,12 @@ export function openSqliteBenchDb(file: string): BenchDb {
  * PostgreSQL's seeding with the plant table's insert triggers off, doing their work itself once per batch:
  * they cost most of the seeding (1,029 s for 10 M plants with them, row by row in PL/pgSQL). What they do on
  * an insert (prisma/postgresql/migrations):
- *   Plant_change_log            one "created" row in PlantChange (the live feed's log) per plant: written here
- *                               from the inserted rows in the same statement, in the same order;
+ *   Plant_name_folded           each row's "nameFolded" made plant_name_fold("name") before it is written: the
+ *                               rows are written with FOLDED_SQL's fold, which bulkSeedingIsExact first holds
+ *                               equal to the database's for every pair of words a seeded name is made of;
+ *   Plant_change_log            one "created" row in PlantChange (the live feed's log) per plant, holding the
+ *                               declared fields: written here from the inserted rows in the same statement, in the
+ *                               same order;
  *   Plant_created_list_version  the owner's PlantListVersion + 1 (or 1) once per statement: done here per batch;
  *   Plant_webhook_outbox        one WebhookDelivery per enabled endpoint subscribed to plant.created: with no
  *                               such endpoint it writes nothing, so the bulk path runs only then (bulkSeedingIsExact).
@@ -157,7 +163,9 @@ export function openSqliteBenchDb(file: string): BenchDb {
  * triggers on and nothing written. A trigger this list does not know (a new migration) turns the bulk path
  * off with an error rather than skipping its work, and seedUpTo checks the end state either way.
  */
-const INSERT_TRIGGERS = ['Plant_change_log', 'Plant_created_list_version', 'Plant_webhook_outbox'] as const;
+const INSERT_TRIGGERS = ['Plant_change_log', 'Plant_created_list_version', 'Plant_name_folded', 'Plant_webhook_outbox'] as const;
+/** The change log's columns for the declared plant fields, as its trigger writes them (src/tooling/plant-field-triggers.ts). */
+const FIELD_COLUMNS = PLANT_FIELD_NAMES.map((field) => `"${field}"`).join(', ');
 
 async function bulkSeedingIsExact(client: pg.Client): Promise<boolean> {
   // tgtype bit 2: fires on INSERT (pg_trigger.h's TRIGGER_TYPE_INSERT).
@@ -168,6 +176,12 @@ async function bulkSeedingIsExact(client: pg.Client): Promise<boolean> {
   if (JSON.stringify(names) !== JSON.stringify([...INSERT_TRIGGERS].sort())) {
     throw new Error(`the bench's bulk seeding knows the Plant insert triggers ${INSERT_TRIGGERS.join(', ')}; the database has ${names.join(', ')}: teach bench/lib/data.ts what the new ones do`);
   }
+  // Row i's name is words i % 12 and (i / 12) % 12 and i's digits: the first 144 rows hold every pair.
+  const folds = await client.query<{ name: string; written: string; folded: string }>(
+    `SELECT ${NAME_SQL('i')} AS name, ${FOLDED_SQL('i')} AS written, "plant_name_fold"(${NAME_SQL('i')}) AS folded FROM generate_series(0, 143) AS i`,
+  );
+  const unlike = folds.rows.find((row) => row.written !== row.folded);
+  if (unlike) throw new Error(`the bench's bulk seeding folds "${unlike.name}" as "${unlike.written}", the database as "${unlike.folded}": teach FOLDED_SQL the fold`);
   const subscribed = await client.query(`SELECT 1 FROM "WebhookEndpoint" WHERE "enabled" = TRUE AND "events" LIKE '%,plant.created,%' LIMIT 1`);
   return subscribed.rowCount === 0;
 }
@@ -182,9 +196,9 @@ async function insertSeriesBulk(client: pg.Client, first: number, last: number, 
          INSERT INTO "Plant" (id, name, "nameFolded", tag, "ownerId", "createdAt")
          SELECT $3::bigint + i * $4::bigint, ${NAME_SQL('i')}, ${FOLDED_SQL('i')}, ${TAG_SQL('($3::bigint + i * $4::bigint)')}, $5, now()
            FROM generate_series($1::bigint, $2::bigint) AS i
-         RETURNING id, "ownerId", name, tag)
-       INSERT INTO "PlantChange" ("plantId", "ownerId", "kind", "name", "tag", "atMs")
-       SELECT id, "ownerId", 'created', name, tag, floor(extract(epoch FROM clock_timestamp()) * 1000) FROM plants ORDER BY id`,
+         RETURNING id, "ownerId", ${FIELD_COLUMNS})
+       INSERT INTO "PlantChange" ("plantId", "ownerId", "kind", ${FIELD_COLUMNS}, "atMs")
+       SELECT id, "ownerId", 'created', ${FIELD_COLUMNS}, floor(extract(epoch FROM clock_timestamp()) * 1000) FROM plants ORDER BY id`,
       [first, last, SEED_BASE.toString(), SEED_STEP.toString(), ownerId],
     );
     await client.query(

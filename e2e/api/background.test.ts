@@ -27,8 +27,11 @@ const LONG_NAME = `Nephrolepis exaltata ${'Bostoniensis '.repeat(13)}`;
  * at all at a load of 12, 626 ms on PostgreSQL at 25.
  */
 const FIRST_REQUEST_BOUND_MS = 1_500;
-/** The longest stall of the event loop after the start, as the server measures it (prom-client's monitor). */
-const STALL_BOUND_MS = 500;
+/**
+ * The longest stall of the event loop after the start, as the server measures it (prom-client's monitor, on the
+ * wall clock): 645 ms was seen once on a full suite's busy machine, the sweep as one loop stalls for 2 s at a load of 4.
+ */
+const STALL_BOUND_MS = 1_000;
 
 const servers: RunningServer[] = [];
 const databases: TestDatabase[] = [];

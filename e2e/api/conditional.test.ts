@@ -179,7 +179,8 @@ describe('conditional plant lists', () => {
   it('gives a plain 200 the ETag its poll is answered 304 for: no plant yet, a page, the last page, an empty one, a search, an admin\'s', async () => {
     const member = await first.createToken('conditional-plain', 'member');
     const onFirst = await checkedClient(first, member.token);
-    const onSecond = await checkedClient(second, member.token);
+    // The same member through another token: on PostgreSQL a token's budget is one across the instances, and these polls would spend it twice.
+    const onSecond = await checkedClient(second, (await first.createToken('conditional-plain', 'member')).token);
     const admin = await checkedClient(second, adminToken);
     // Another member's plant: the store's versions are not all this member's.
     const neighbour = await checkedClient(first, (await first.createToken('conditional-plain-other', 'member')).token);

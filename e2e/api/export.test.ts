@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
+import { exportHeader, exportLine } from '@test-support/plant-fields';
 
 const server = setupServer();
 
@@ -34,12 +35,17 @@ describe('the CSV export', () => {
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="plants-\d{4}-\d{2}-\d{2}\.csv"$/);
     expect(response.text).toBe(
-      `${BOM}id,name,tag\r\n-9223372036854775808,plain,x\r\n9223372036854775807,'@SUM(1+1),x\r\n8,"'+cmd|""/c calc""!A0",x\r\n`,
+      `${BOM}${[
+        exportHeader(),
+        exportLine(-9223372036854775808n, { name: 'plain', tag: 'x' }),
+        exportLine(9223372036854775807n, { name: "'@SUM(1+1)", tag: 'x' }),
+        exportLine(8n, { name: `"'+cmd|""/c calc""!A0"`, tag: 'x' }),
+      ].join('\r\n')}\r\n`,
     );
     // Without filters: every plant of the member, by id.
     const all = (await exported(member.token)).text.split('\r\n');
     expect(all.slice(1, -1).map((line) => line.split(',')[0])).toEqual(['-9223372036854775808', '7', '8', '9223372036854775807']);
-    expect(all[2]).toBe("7,'-1+1,");
+    expect(all[2]).toBe(exportLine(7n, { name: "'-1+1" }));
   });
 
   it('fails like every other operation before the first byte: 401, 400, a member’s owner filter, 405', async () => {

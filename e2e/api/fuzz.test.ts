@@ -9,8 +9,9 @@
  *   with exactly `{"error": <int32>, "message": <string>}`, and no internal detail in the message;
  * - a request the contract says is valid is answered 200 with the plant exactly as sent (or 40006 when
  *   its id is taken); one it says is invalid is never answered 2xx;
- * - after the run, every stored plant keeps the Plant rules (name 1–200 code points, not only white
- *   space, no control characters; tag 1–100, no control characters; id int64) and is what was answered.
+ * - after the run, every stored plant keeps the Plant rules (each field as the document declares it: 1 to its
+ *   maxLength code points, not only white space or invisible characters, no control characters; id int64) and
+ *   is what was answered.
  *
  * Violations are collected by kind (with the shortest example of each) instead of stopping at the first,
  * so one run reports every kind of fault it met. The seed is fixed (FUZZ_SEED=<n> runs another) and printed
@@ -27,8 +28,8 @@ import { inlineRefs } from '@test-support/openapi-conformance';
 import { parseLossless } from '@test-support/http-client';
 import { REQUEST_BUDGET_MS, serverTime } from '@test-support/server-cpu';
 
-import { authCase, bodyCase, CONTENT_TYPES, EXTRA_HEADERS, hostValue, ID_SPELLINGS, PATHS, queryArbitrary } from './fuzz/generators';
-import { combine, type Expectation, INT32, isUtf8, type Json, plantProblems, queryRule } from './fuzz/oracle';
+import { authCase, bodyCase, CONTENT_TYPES, EXTRA_HEADERS, hostValue, ID_SPELLINGS, PATHS, queryArbitrary, type SentPlant } from './fuzz/generators';
+import { combine, type Expectation, INT32, isUtf8, type Json, plantProblems, queryRule, type TextField, textFieldsOf } from './fuzz/oracle';
 
 const server = setupServer({ env: { RATE_LIMIT_PER_TOKEN: 'off', RATE_LIMIT_AUTH_FAILURES: 'off' } });
 
@@ -63,7 +64,7 @@ function violation(kind: string, example: string): void {
 }
 
 /** The plants the server answered 200 to a create, by id, as answered; ids it deleted are removed. */
-const acknowledged = new Map<bigint, { id: bigint; name: string; tag?: string }>();
+const acknowledged = new Map<bigint, SentPlant>();
 
 // ---------------------------------------------------------------------------------------------------------
 // Sending exact bytes
@@ -221,7 +222,7 @@ function deletedId(rawPath: string): bigint | undefined {
 }
 
 /** Checks a create's answer against what the oracle expects, and keeps what was acknowledged. */
-function checkCreate(sent: Sent, received: Received, expectation: Expectation, intended: { id: bigint; name: string; tag?: string } | undefined): void {
+function checkCreate(sent: Sent, received: Received, expectation: Expectation, intended: SentPlant | undefined): void {
   const where = `${describeSent(sent)}\n    ${describeReceived(received)}`;
   if (received.status === 200) {
     let body: unknown;
@@ -231,12 +232,12 @@ function checkCreate(sent: Sent, received: Received, expectation: Expectation, i
       body = undefined;
     }
     if (expectation === 'refused') violation('accepted (200) a create the contract refuses', where);
-    const plant = body as { id: bigint; name: string; tag?: string } | undefined;
+    const plant = body as SentPlant | undefined;
     if (!plant || typeof plant !== 'object' || typeof plant.id !== 'bigint') {
       violation('200 to a create without a Plant body', where);
       return;
     }
-    const problems = plantProblems(plant as unknown as Record<string, unknown>);
+    const problems = plantProblems(plant, fields);
     if (problems.length > 0) violation('a create answered with a plant that breaks the Plant rules', `${where}\n    ${problems.join('; ')}`);
     if (intended && JSON.stringify(plant, (_, value) => (typeof value === 'bigint' ? String(value) : value)) !== JSON.stringify(intended, (_, value) => (typeof value === 'bigint' ? String(value) : value))) {
       violation('a create answered (and stored) a plant other than the one sent', `${where}\n    sent ${JSON.stringify(intended, (_, value) => (typeof value === 'bigint' ? String(value) : value))}`);
@@ -255,12 +256,18 @@ function checkCreate(sent: Sent, received: Received, expectation: Expectation, i
 // ---------------------------------------------------------------------------------------------------------
 
 let document: { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content: Record<string, { schema: Json }> } }>> };
+type NewPlantSchema = { properties: Record<string, { type: string; format?: string; maxLength?: number }>; required: string[]; additionalProperties: boolean };
+let newPlant: NewPlantSchema;
+/** The plant's fields besides the id, as the served document declares them: what the generators mutate and the oracle judges. */
+let fields: TextField[] = [];
 
 beforeAll(async () => {
   memberToken = (await server.createToken('fuzz-member', 'member')).token;
   port = Number(new URL(server.baseUrl).port);
   const response = await fetch(`${server.baseUrl}/api/openapi.json`);
   document = (await response.json()) as typeof document;
+  newPlant = inlineRefs(document, document.paths['/plants']!.post!.requestBody!.content['application/json']!.schema) as NewPlantSchema;
+  fields = textFieldsOf(newPlant);
   console.log(`[fuzz] seed ${SEED} (FUZZ_SEED=${SEED} replays this run)`);
 });
 
@@ -303,18 +310,13 @@ describe('generated from the OpenAPI document', () => {
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     // The CSV export (GET /plants/export) answers text/csv, which the generators do not read; export.test.ts checks it.
     expect(operations.sort()).toEqual(['DELETE /plants/{id}', 'GET /plants', 'GET /plants/export', 'PATCH /plants/{id}', 'POST /plants']);
-    const schema = inlineRefs(document, document.paths['/plants']!.post!.requestBody!.content['application/json']!.schema) as {
-      properties: Record<string, { type: string; format?: string; maxLength?: number }>;
-      required: string[];
-      additionalProperties: boolean;
-    };
-    // The generators mutate exactly these fields and rules; if the document changes, they must too.
-    expect(Object.keys(schema.properties).sort()).toEqual(['id', 'name', 'tag']);
-    expect(schema.required.sort()).toEqual(['id', 'name']);
-    expect(schema.additionalProperties).toBe(false);
-    expect(schema.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
-    expect(schema.properties.name).toMatchObject({ type: 'string', maxLength: 200 });
-    expect(schema.properties.tag).toMatchObject({ type: 'string', maxLength: 100 });
+    // The generators mutate the id and every other field as text of its maxLength (textFieldsOf refuses any other
+    // kind); among them, the contract's own.
+    expect(newPlant.required).toContain('id');
+    expect(newPlant.additionalProperties).toBe(false);
+    expect(newPlant.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(fields).toEqual(expect.arrayContaining([{ name: 'name', optional: false, maxLength: 200 }, { name: 'tag', optional: true, maxLength: 100 }]));
+    expect(fields.map((field) => field.name)).toEqual(Object.keys(newPlant.properties).filter((name) => name !== 'id'));
     const listParameters = (document.paths['/plants']!.get!.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`).sort();
     // If-None-Match: the conditional list (docs/api.md, "Conditional lists").
     expect(listParameters).toEqual(['header:If-None-Match', 'query:after', 'query:limit', 'query:owner', 'query:q', 'query:tag']);
@@ -325,7 +327,7 @@ describe('generated from the OpenAPI document', () => {
 describe('hostile input', () => {
   it('create bodies: mutated NewPlant documents (types, numbers, unicode, keys, bytes)', { timeout: 90_000 }, async () => {
     const before = snapshot();
-    await runProperty('create bodies', bodyCase, 450, async (body) => {
+    await runProperty('create bodies', bodyCase(fields), 450, async (body) => {
       const sent: Sent = {
         method: 'POST',
         path: '/api/plants',
@@ -375,7 +377,7 @@ describe('hostile input', () => {
         }
         if (!Array.isArray(plants)) violation('a list answered 200 without an array', where);
         else {
-          for (const plant of plants) if (plantProblems(plant as Record<string, unknown>).length > 0) violation('a list holds a plant that breaks the Plant rules', where);
+          for (const plant of plants) if (plantProblems(plant as Record<string, unknown>, fields).length > 0) violation('a list holds a plant that breaks the Plant rules', where);
           const ids = plants.map((plant: { id: bigint }) => plant.id);
           if (!ids.every((value, index) => index === 0 || ids[index - 1]! < value)) violation('a list not in ascending id order', where);
         }
@@ -449,10 +451,10 @@ describe('hostile input', () => {
   });
 });
 
-/** Every plant in the server's database, read directly: text as raw bytes, so invalid UTF-8 shows. */
-async function storedPlants(): Promise<{ id: bigint; name: Buffer; tag: Buffer | null }[]> {
+/** Every plant in the server's database, read directly: each field's text as raw bytes, so invalid UTF-8 shows. */
+async function storedPlants(): Promise<({ id: bigint } & Record<string, Buffer | null>)[]> {
   const asBytes = (column: string) => (server.database.engine === 'sqlite' ? `CAST("${column}" AS BLOB)` : `convert_to("${column}", 'UTF8')`);
-  return server.database.query(`SELECT "id", ${asBytes('name')} AS "name", ${asBytes('tag')} AS "tag" FROM "Plant"`);
+  return server.database.query(`SELECT "id", ${fields.map(({ name }) => `${asBytes(name)} AS "${name}"`).join(', ')} FROM "Plant"`);
 }
 
 describe('hostile input, by hand', () => {
@@ -476,7 +478,7 @@ describe('hostile input, by hand', () => {
     const sentValue = JSON.parse(`"${escaped}"`) as string;
     if (answer.status === 200) {
       const plant = parseLossless(answer.text) as Record<string, string>;
-      acknowledged.set(id, plant as unknown as { id: bigint; name: string });
+      acknowledged.set(id, plant as unknown as SentPlant);
       expect(plant[field], `the ${field} answered (and stored) for ${body.slice(0, 80)}…`).toBe(sentValue);
     } else {
       expect(answer.status, answer.text).toBe(400);
@@ -563,20 +565,18 @@ describe('after the run', () => {
     const unacknowledged: string[] = [];
     const changed: string[] = [];
     for (const row of rows) {
-      const name = decode(row.name);
-      const tag = row.tag === null ? undefined : decode(row.tag);
-      if (name === undefined || (row.tag !== null && tag === undefined)) {
-        const field = name === undefined ? 'name' : 'tag';
-        const bytes = name === undefined ? row.name : row.tag!;
-        broken.push(`${row.id}: a ${field} that is not UTF-8 (${bytes.length} bytes, ending ${bytes.subarray(-8).toString('hex')})`);
+      const notUtf8 = fields.find(({ name }) => row[name] !== null && decode(row[name]!) === undefined);
+      if (notUtf8) {
+        const bytes = row[notUtf8.name]!;
+        broken.push(`${row.id}: a ${notUtf8.name} that is not UTF-8 (${bytes.length} bytes, ending ${bytes.subarray(-8).toString('hex')})`);
         continue;
       }
-      const plant = { id: row.id, name, ...(tag === undefined ? {} : { tag }) };
-      const problems = plantProblems(plant);
+      const plant: SentPlant = { id: row.id, ...Object.fromEntries(fields.flatMap(({ name }) => (row[name] === null ? [] : [[name, decode(row[name]!)!]]))) };
+      const problems = plantProblems(plant, fields);
       if (problems.length > 0) broken.push(`${row.id}: ${problems.join('; ')}`);
       const answered = acknowledged.get(row.id);
       if (!answered) unacknowledged.push(String(row.id));
-      else if (answered.name !== name || answered.tag !== tag) changed.push(String(row.id));
+      else if (fields.some(({ name }) => answered[name] !== plant[name])) changed.push(String(row.id));
     }
     console.log(`[fuzz] ${rows.length} plants stored after the run; ${broken.length} break the Plant rules; ${unacknowledged.length} were never answered 200`);
     expect(broken.slice(0, 10), 'stored plants that break the Plant rules').toEqual([]);

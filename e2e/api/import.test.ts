@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { csvRecord } from '@/shared/csv';
-import { BODY_BYTES_PER_UNIT, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_PART_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT } from '@/shared/limits';
+import { BODY_BYTES_PER_UNIT, FIXED_COSTS, IMPORT_APPLY_ROWS_PER_UNIT, IMPORT_MAX_BYTES, IMPORT_PART_MAX_ROWS, IMPORT_PART_ROWS_PER_UNIT } from '@/shared/limits';
 import { expectError, expectStatus, idSource, nextLink, plantBody, setupServer } from '@test-support/api-fixture';
 import type { ApiClient, ApiResponse } from '@test-support/http-client';
+import { exportHeader, exportLine } from '@test-support/plant-fields';
 
 const nextId = idSource(7_000_000n);
 const CSV = 'text/csv; charset=utf-8';
@@ -217,11 +218,11 @@ describe('a CSV import', () => {
     const names = ['=cmd|"/c calc"!A0', "'@x", 'plain "quoted", text'];
     for (const [index, id] of plants.entries()) expectStatus(await other.post('/api/plants', plantBody(id, names[index]!, index === 0 ? undefined : 'tag')), 200);
     const memberFile = await exportOf(otherToken);
-    expect(memberFile).toContain(`${plants[0]},"'=cmd|""/c calc""!A0",\r\n`);
+    expect(memberFile).toContain(`${exportLine(plants[0]!, { name: `"'=cmd|""/c calc""!A0"` })}\r\n`);
     const own = await uploaded(other, memberFile);
     expect(counts(own.preview.json.preview)).toEqual({ create: 0, change: 0, unchanged: Number(own.preview.json.rows), refused: 0 });
     const adminFile = await exportOf(server.adminToken, '?owner=import-other');
-    expect(adminFile.split('\r\n')[0]).toBe('\uFEFFid,name,tag,owner,created');
+    expect(adminFile.split('\r\n')[0]).toBe(`\uFEFF${exportHeader('owner', 'created')}`);
     const { preview } = await uploaded(server.admin, adminFile);
     expect(counts(preview.json.preview)).toEqual({ create: 0, change: 0, unchanged: Number(preview.json.rows), refused: 0 });
   });
@@ -358,8 +359,8 @@ describe('charges and Stop', () => {
     const { id } = await uploaded(client, file);
     expectStatus(await imports(client).apply(id), 200);
     await progressOf(id, (progress) => progress.state === 'done');
-    // start, part, preview and apply: one each; the part's rows and the apply's rows beyond.
-    const spent = 4 + rows / IMPORT_PART_ROWS_PER_UNIT + rows / IMPORT_APPLY_ROWS_PER_UNIT;
+    // start, part, preview and apply, each its call's cost; the part's rows and the apply's rows beyond.
+    const spent = FIXED_COSTS.startImport + 1 + FIXED_COSTS.stepImport + FIXED_COSTS.applyImport + rows / IMPORT_PART_ROWS_PER_UNIT + rows / IMPORT_APPLY_ROWS_PER_UNIT;
     expect(await unitsLeft(client)).toBe(BURST - spent);
   });
 
@@ -367,7 +368,8 @@ describe('charges and Stop', () => {
     const applier = server.client((await server.createToken('import-stopped')).token);
     // The same user's other tokens: their buckets are their own, so one can stop while the apply waits, and go on.
     const stopper = server.client((await server.createToken('import-stopped')).token);
-    const rows = 200;
+    // More rows than the applier's bucket pays for after the upload, fewer than the stopper's pays for after its calls.
+    const rows = 150;
     const file = `id,name\n${Array.from({ length: rows }, () => nextId()).map((id) => `${id},Stopped ${id}`).join('\n')}\n`;
     const { id } = await uploaded(applier, file);
     expectStatus(await imports(applier).apply(id), 200);

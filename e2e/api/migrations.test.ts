@@ -154,15 +154,15 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
   it('rolls a failing migration back entirely, records nothing, and applies it once fixed', async () => {
     const database = await emptyDatabase();
     await applyMigrations({ databaseUrl: database.url, log: silent });
-    const name = '29990101000000_add_note';
-    const failing = migrationsWith(name, 'ALTER TABLE "Plant" ADD COLUMN "note" TEXT;\nSELECT no_such_function();\n');
+    const name = '29990101000000_add_probe';
+    const failing = migrationsWith(name, 'ALTER TABLE "Plant" ADD COLUMN "migrationProbe" TEXT;\nSELECT no_such_function();\n');
 
     await expect(applyMigrations({ databaseUrl: database.url, migrationsDir: failing, log: silent })).rejects.toThrow(`Migration ${name} failed`);
-    const columns = await database.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'Plant' AND column_name = 'note'");
+    const columns = await database.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'Plant' AND column_name = 'migrationProbe'");
     expect(columns, 'the first statement of the failed migration is rolled back too').toEqual([]);
     expect(await database.query('SELECT migration_name FROM _prisma_migrations WHERE migration_name = ?', [name])).toEqual([]);
 
-    fs.writeFileSync(path.join(failing, name, 'migration.sql'), 'ALTER TABLE "Plant" ADD COLUMN "note" TEXT;\n');
+    fs.writeFileSync(path.join(failing, name, 'migration.sql'), 'ALTER TABLE "Plant" ADD COLUMN "migrationProbe" TEXT;\n');
     expect((await applyMigrations({ databaseUrl: database.url, migrationsDir: failing, log: silent })).applied).toEqual([name]);
   });
 
@@ -279,6 +279,7 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
       'PlantImport',
       'PlantImportRow',
       'PlantListVersion',
+      'PlantTagCount',
       'PlantTombstone',
       'RateBudget',
       'SharedKey',

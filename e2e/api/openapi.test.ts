@@ -5,6 +5,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
+
 import { expectJsonContentType, expectStatus, setupServer } from '@test-support/api-fixture';
 import { bigintsToNumbers, createConformance, inlineRefs, type OpenApiDocument } from '@test-support/openapi-conformance';
 import { type ApiResponse, parseLossless } from '@test-support/http-client';
@@ -145,7 +147,9 @@ describe('components', () => {
     expect(doc.components?.schemas?.NewPlant, 'components.schemas.NewPlant').toBeDefined();
     const newPlant = resolved(doc.components?.schemas?.NewPlant);
     expect(newPlant.type).toBe('object');
-    expect(Object.keys(newPlant.properties ?? {}).sort()).toEqual(['id', 'name', 'tag']);
+    // The contract's fields, and every other the plant declares (shared/plants.ts, `plantFields`).
+    expect(Object.keys(newPlant.properties ?? {})).toEqual(['id', ...PLANT_FIELD_NAMES]);
+    expect(PLANT_FIELD_NAMES).toEqual(expect.arrayContaining(['name', 'tag']));
     expect(newPlant.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect([...(newPlant.required ?? [])].sort()).toEqual(['id', 'name']);
     expect(newPlant.additionalProperties).toBe(false);

@@ -103,7 +103,7 @@ describe('the CSV export of a search whose matches lie at the far end', () => {
     expect(await exportedIds('q=zq')).toEqual(expected);
     // By name the fillers sort first too ("filler …" before "zq …").
     expect(await exportedIds('q=zq&sort=name')).toEqual(expected);
-    // What the two exports were charged: a unit each at the door and a batch's units per statement (export.ts).
+    // What the two exports were charged: a unit each at the door and a batch's units per statement (plants/export.ts).
     // Read by spending what the bucket has left, a unit a list of one: each export's walk stopped once at the
     // budget and went on, two statements each (the first found nothing), where one statement walked the whole view.
     const client = server.rawClient(tokens.export);

@@ -6,15 +6,15 @@
 import { describe, expect, it } from 'vitest';
 
 import { BULK_ROWS_PER_UNIT } from '@/shared/limits';
-import { DELIVERY_BATCH_MAX, DISCARDED_ERROR, type QueueBatch } from '@/shared/webhooks';
+import { DELIVERY_BATCH_MAX } from '@/shared/limits';
+import { DISCARDED_ERROR, type QueueBatch } from '@/shared/webhooks';
 
 import { expectStatus, setupServer } from '@test-support/api-fixture';
 import { trpcCall, trpcData } from '@test-support/trpc-client';
 import { registerEndpoint, webhookEnv } from '@test-support/webhook-endpoints';
 
 /**
- * The token's burst, refilled too slowly to matter here: the queue's 501 test events fit in it, and so do two
- * actions over all of them (a batch of 500 costs 500 / BULK_ROWS_PER_UNIT units), but not a third.
+ * The token's burst, refilled too slowly to matter here: two actions over the queue's 501 test events fit in it (a batch of 500 costs 500 / BULK_ROWS_PER_UNIT units), but not a third.
  */
 const BURST = 600;
 const server = setupServer({ env: webhookEnv({ RATE_LIMIT_PER_TOKEN: `${BURST}/0.01` }) });
@@ -27,7 +27,9 @@ describe('retry all and discard of an endpoint’s queue', () => {
     const { id } = await registerEndpoint(admin, 'http://127.0.0.1:8099/never');
     expectStatus(await admin.request('PATCH', `/api/webhooks/endpoints/${id}`, { body: '{"enabled":false}', contentType: 'application/json' }), 200);
     for (let sent = 0; sent < WAITING; sent += 50) {
-      const answers = await Promise.all(Array.from({ length: Math.min(50, WAITING - sent) }, () => admin.post(`/api/webhooks/endpoints/${id}/test`, '{}')));
+      // Each batch of test events from a token of its own: a test event costs several units, and the burst is the worker's.
+      const filler = server.rawClient((await server.createToken(`queue-filler-${sent}`, 'admin')).token);
+      const answers = await Promise.all(Array.from({ length: Math.min(50, WAITING - sent) }, () => filler.post(`/api/webhooks/endpoints/${id}/test`, '{}')));
       for (const answer of answers) expectStatus(answer, 200);
     }
     const states = async (status: string) => (await admin.get(`/api/webhooks/endpoints/${id}/deliveries?status=${status}&limit=100`)).json as { id: bigint; lastError: string | null }[];

@@ -98,7 +98,7 @@ describe('a crash between commit and delivery', () => {
     );
     expect(phantoms, 'events for creates nobody asked for').toEqual([]);
     // At least once: what was sent but not yet written down when the kill came arrives again. The worker
-    // has at most 100 deliveries sent and not written down (webhooks/sender.ts, UNWRITTEN_MAX: the sending
+    // has at most 100 deliveries sent and not written down (webhooks/delivery/endpoint-sender.ts, UNWRITTEN_MAX: the sending
     // thread sends while the lot before is written), so at most 100 events arrive twice.
     expect(duplicates).toBeLessThanOrEqual(100);
     await second.stop();

@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 
+import { OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from '@/ui/plants/fields';
 import { cliToken, expect, range, type Rest, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
 
 /**
@@ -83,5 +84,20 @@ test('at 375 px every sort is in the sort menu; a sort by Created is shown as ac
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await shot(page, `sort-menu-375-${scheme}`);
+  }
+});
+
+test("each declared field's column is as wide as the page's words for it say (ui/plants/fields.ts)", async ({ page, rest, adminToken }) => {
+  const { owner } = await seed(rest);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await signIn(page, adminToken, 'admin', `/plants?owner=${owner}&size=10`);
+  await expect(range(page)).toHaveText('1–10 of 12');
+  const rem = await page.evaluate(() => parseFloat(getComputedStyle(document.documentElement).fontSize));
+  for (const field of OTHER_PLANT_FIELDS) {
+    const { width } = PLANT_FIELD_UI[field].column;
+    if (width === 'fill') continue;
+    const header = page.locator(`table.plants-table thead th.th-${field}`);
+    await expect(header, `${field} is shown at 1280 px`).toBeVisible();
+    expect(Math.round((await header.boundingBox())!.width), field).toBe(Math.round(width * rem));
   }
 });

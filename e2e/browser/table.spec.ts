@@ -4,6 +4,7 @@ import type { Page } from '@playwright/test';
 
 import { seriousViolations } from '@test-support/browser-checks';
 import { cliToken, expect, plantRow, range, shownIds, signIn, test, uniqueId, uniqueName } from '@test-support/browser-fixtures';
+import { exportHeader, exportLine } from '@test-support/plant-fields';
 
 /** The admin page as a data manager: sorting, the tag choice, columns, CSV, the keyboard grid, undo, select all. */
 
@@ -111,14 +112,19 @@ test.describe('the plants table as a grid', () => {
     const bytes = readFileSync((await file.path())!);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(bytes.subarray(3).toString('utf8')).toBe(
-      ['id,name,tag', `${big - 1n},"Comma, ""quoted""",csv`, `${big},"'=HYPERLINK(""http://evil"",""click"")",csv`, ''].join('\r\n'),
+      [
+        exportHeader(),
+        exportLine(big - 1n, { name: '"Comma, ""quoted"""', tag: 'csv' }),
+        exportLine(big, { name: `"'=HYPERLINK(""http://evil"",""click"")"`, tag: 'csv' }),
+        '',
+      ].join('\r\n'),
     );
     // The same file for a REST client, and an admin gets owner and creation time.
     const rest2 = await fetch(`${process.env.E2E_BASE_URL}/api/plants/export?owner=${name}&sort=id`, { headers: { authorization: `Bearer ${adminToken}` } });
     expect(rest2.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     const lines = new TextDecoder('utf-8', { ignoreBOM: true }).decode(await rest2.arrayBuffer()).split('\r\n');
-    expect(lines[0]).toBe('\uFEFFid,name,tag,owner,created');
-    expect(lines[1]).toMatch(new RegExp(`^${big - 2n},'-negative,other,${name},\\d{4}-\\d\\d-\\d\\dT`));
+    expect(lines[0]).toBe(`\uFEFF${exportHeader('owner', 'created')}`);
+    expect(lines[1]).toMatch(new RegExp(`^${exportLine(big - 2n, { name: "'-negative", tag: 'other' })},${name},\\d{4}-\\d\\d-\\d\\dT`));
   });
 
   test('arrow keys move between cells and rows; Enter edits, Escape cancels, focus returns to the row; an unsaved edit is kept', async ({ page, rest }) => {

@@ -1,6 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 
+import { WEBHOOK_RETRY_BASE_DEFAULT_MS } from '@/shared/limits';
 import { withoutTrailingSlashes } from '@/shared/text';
 
 import { databaseEngine, DEFAULT_DATABASE_URL } from './db/database-url';
@@ -177,7 +178,7 @@ const environmentSchema = z.object({
   WEBHOOKS_SECRET_KEY: secretKey,
   WEBHOOKS_ALLOW_HTTP: flag('webhook URLs may be http:// to a loopback address'),
   WEBHOOKS_ALLOW_PRIVATE: flag('webhook URLs may reach private, loopback and link-local addresses'),
-  WEBHOOKS_RETRY_BASE_MS: wholeNumber(30_000, { min: 1, max: 3_600_000 }),
+  WEBHOOKS_RETRY_BASE_MS: wholeNumber(WEBHOOK_RETRY_BASE_DEFAULT_MS, { min: 1, max: 3_600_000 }),
   WEBHOOKS_POLL_MS: wholeNumber(5_000, { min: 10, max: 600_000 }),
   WEBHOOKS_LEASE_MS: wholeNumber(30_000, { min: 300, max: 3_600_000 }),
   WEBHOOKS_CONCURRENCY: wholeNumber(8, { min: 1, max: 256 }),

@@ -36,8 +36,9 @@ async function main(): Promise<void> {
   const settings = readConfigOrExit();
   // Loaded once the configuration is known to be good, so a bad value stops the start before anything else.
   // Loading the data layer opens nothing: openDatabase migrates first, then connects.
-  const [{ openDatabase, startReturningFreePages }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
+  const [{ openDatabase }, { startReturningFreePages }, { DatabaseUnavailableError }, { issueFirstAdminToken }, { configureTokenCache }, { createLogger, createRequestLogger }, { projectRoot }] = await Promise.all([
     import('./db/client'),
+    import('./db/sqlite-vacuum'),
     import('./db/unavailable'),
     import('./tokens/service'),
     import('./tokens/cache'),
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
     import('./http/front'),
     import('./http/server'),
     import('./app-router'),
-    import('./webhooks/worker'),
+    import('./webhooks/delivery/worker'),
     import('./webhooks/settings'),
     import('./webhooks/health-counts'),
     import('./idempotency/store'),

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
-import type { core } from 'zod';
+import type { core, z } from 'zod';
 
-import { AppError, type ErrorKind } from '@/shared/errors';
+import { AppError, type ErrorKind, type ErrorMap } from '@/shared/errors';
 import { QUOTED_NAME_MAX_LENGTH, UNKNOWN_FIELDS_NAMED } from '@/shared/limits';
 import { unknownFields } from '@/shared/messages';
 
@@ -90,4 +90,47 @@ const REFUSED_BEFORE_THE_OPERATION: ReadonlySet<ErrorKind> = new Set(['missingTo
 export function operationStarted(error: unknown): boolean {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
   return cause instanceof AppError && !REFUSED_BEFORE_THE_OPERATION.has(cause.kind);
+}
+
+/** The input kinds a validation issue can be sorted into (`problemFromIssue`). */
+export const INPUT_ERROR_KINDS: readonly ErrorKind[] = ['missingField', 'wrongType', 'invalidValue', 'unknownField'];
+
+type ObjectSchema = { shape?: Record<string, z.ZodType>; _zod?: { def: { type: string; innerType?: ObjectSchema; catchall?: { _zod: { def: { type: string } } } } } };
+
+/** The object inside an optional, nullable or defaulted input. */
+const objectOf = (schema: ObjectSchema): ObjectSchema => (schema.shape === undefined && schema._zod?.def.innerType ? objectOf(schema._zod.def.innerType) : schema);
+
+/** The fields of a procedure's input, each with whether it must be given, and whether others are refused. */
+export function inputFields(inputs: readonly z.ZodType[]): { fields: { name: string; required: boolean }[]; strict: boolean } {
+  const objects = (inputs as readonly ObjectSchema[]).map(objectOf);
+  const fields = objects.flatMap((input) => Object.entries(input.shape ?? {}).map(([name, schema]) => ({ name, required: !schema.safeParse(undefined).success })));
+  return { fields, strict: objects.some((input) => input._zod?.def.catchall?._zod.def.type === 'never') };
+}
+
+/** What the input check of `fields` (some of a procedure's input's) can answer, sorted as `problemFromIssue` sorts. */
+export function inputErrorKinds(fields: { required: boolean }[], strict: boolean): ErrorKind[] {
+  if (fields.length === 0 && !strict) return [];
+  return [...(fields.some((field) => field.required) ? (['missingField'] as const) : []), 'wrongType', 'invalidValue', ...(strict ? (['unknownField'] as const) : [])];
+}
+
+/** Every call can be refused by its guard (no token, a bad one, a spent bucket) and can fail (a fault). */
+const EVERY_CALL: readonly ErrorKind[] = ['missingToken', 'invalidToken', 'tooManyRequests', 'internal'];
+
+/** A procedure as its router holds it: what `errorsOf` reads. */
+export type DeclaredProcedure = { meta?: { errors?: ErrorMap; permission?: string; file?: string }; inputs: readonly z.ZodType[] };
+
+/**
+ * Every failure a procedure can answer where it is called as declared (tRPC, MCP): what every call can meet, 403
+ * where it needs a permission, what its input's check answers, and its declared map. The REST door places the
+ * input's kinds by where each field came from (http/rest/door-errors.ts) and adds its own.
+ */
+export function errorsOf(procedure: DeclaredProcedure): ErrorKind[] {
+  const { fields, strict } = inputFields(procedure.inputs);
+  const input = procedure.inputs.length === 0 ? [] : inputErrorKinds(fields.length === 0 ? [{ required: false }] : fields, strict);
+  return [...new Set([...EVERY_CALL, ...(procedure.meta?.permission ? (['forbidden'] as const) : []), ...input, ...declaredErrors(procedure.meta?.errors)])];
+}
+
+/** The kinds of a declared map. */
+export function declaredErrors(errors: ErrorMap | undefined): ErrorKind[] {
+  return Object.keys(errors ?? {}) as ErrorKind[];
 }

@@ -86,7 +86,7 @@ export const errorCatalog = {
     meaning: 'The import cannot do this now: a part out of order (the message names the part expected) or after the upload ended, or an apply before the upload ended or while another import of yours is being applied.',
   },
   // 40016–40019 are unassigned.
-  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold `name`, `tag`, or both.' },
+  emptyPatch: { value: 40020, status: 400, meaning: 'A PATCH body changes nothing: it must hold at least one field of the plant.' },
   ownerFilterForAdmins: { value: 40021, status: 400, meaning: 'The `owner` filter is for admins; a member sees only their own plants anyway.' },
   jsonTooDeep: {
     value: 40022,
@@ -149,6 +149,15 @@ export const errorCatalog = {
 } as const satisfies Record<string, { value: number; status: number; meaning: string }>;
 
 export type ErrorKind = keyof typeof errorCatalog;
+
+/**
+ * The failures a procedure answers beyond those every call can meet (the guard's 401, 403 and 429, a fault's
+ * 500) and those its input's check answers (40002–40005, read from its schema): each kind with `true`, or
+ * with a sentence on when this procedure answers it, which the MCP tool's description then carries. Declared
+ * once per procedure, beside its cost (`.declare({ cost, errors })`); the OpenAPI document, the MCP tool's
+ * description and the tests' oracle are read from it (server/problems.ts, `errorsOf`).
+ */
+export type ErrorMap = { readonly [Kind in ErrorKind]?: true | string };
 
 /** A failure with a meaning a client can act on. Thrown by services; each door renders it its own way. */
 export class AppError extends Error {

@@ -89,7 +89,7 @@ export const TAG_COUNTS_PER_UNIT = 1_000;
  * one unit per DELIVERY_ROWS_DELETED_PER_UNIT rows.
  */
 export const DELIVERY_ROWS_COUNTED_PER_UNIT = 2_500;
-export const DELIVERY_ROWS_DELETED_PER_UNIT = 500;
+export const DELIVERY_ROWS_DELETED_PER_UNIT = 300;
 
 /** A webhook URL's length, as given and once percent-encoded (here, not in shared/webhooks.ts: the sending thread checks it and loads no zod). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -104,6 +104,30 @@ export const WEBHOOK_RESPONSE_MAX_BYTES = 4 * 1024;
 export const WEBHOOK_SLOW_ATTEMPT_MS = 1_000;
 /** Attempts past WEBHOOK_SLOW_ATTEMPT_MS one instance keeps open at once, beside WEBHOOKS_CONCURRENCY prompt ones: a bound on sockets. */
 export const WEBHOOK_SLOW_ATTEMPTS_MAX = 64;
+/** A 2xx within this time is a delivery (docs/contract.md, "1.1.0: webhooks"). DNS, connecting, TLS and the answer all count. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * The retry schedule's base (WEBHOOKS_RETRY_BASE_MS unless set), and its factors (webhooks/delivery/retry-schedule.ts): a wait
+ * doubles from the base up to base × WEBHOOK_MAX_BACKOFF_FACTOR; a delivery is retried until base ×
+ * WEBHOOK_RETRY_WINDOW_FACTOR (24 h at the default) has passed since its event; an endpoint failing for base ×
+ * WEBHOOK_DISABLE_AFTER_FACTOR (5 days) without a success is disabled.
+ */
+export const WEBHOOK_RETRY_BASE_DEFAULT_MS = 30_000;
+export const WEBHOOK_MAX_BACKOFF_FACTOR = 512;
+export const WEBHOOK_RETRY_WINDOW_FACTOR = 2_880;
+export const WEBHOOK_DISABLE_AFTER_FACTOR = 14_400;
+/** A rotated-out signing secret still signs for this long, so receivers can switch without losing a delivery. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+/** Delivered and failed deliveries are kept this long for the delivery log, then swept. */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** A page of a webhook endpoint's delivery log. */
+export const DELIVERY_PAGE_MAX = 100;
+export const DELIVERY_PAGE_DEFAULT = 20;
+/** Deliveries one call of the queue's bulk actions (retry all, discard) changes at most; the page goes on from `nextAfter`. */
+export const DELIVERY_BATCH_MAX = 500;
+export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;
+/** The longest `lastError` an answer carries; the worker's own words are far shorter. */
+export const LAST_ERROR_MAX_LENGTH = 500;
 
 /**
  * The admin page's counts ("1–25 of 10,000+") are exact up to this, then "at least": counting is what grows
@@ -154,23 +178,29 @@ export const FIXED_COSTS = {
   /** plants.changes: opening the live feed's stream (tRPC's SSE machinery, the feed's registration). */
   openLiveFeed: 5,
   /** tokens.create: a user written if new, a token's random bytes, hash and row. */
-  issueToken: 4,
+  issueToken: 5,
   /** tokens.revoke: the row, and the cached acceptance dropped. */
-  revokeToken: 2,
+  revokeToken: 3,
   /** tokens.setRole: the user's role written, the last admin checked, the cached acceptances dropped. */
-  setRole: 2,
+  setRole: 4,
   /** webhooks.create: the URL's check, a secret made and encrypted, the row. */
   createWebhook: 3,
   /** webhooks.rotateSecret: a secret made and encrypted. */
-  rotateWebhookSecret: 2,
+  rotateWebhookSecret: 3,
   /** webhooks.sendTest: an event written behind the endpoint's log. */
   sendWebhookTest: 3,
   /** plants.imports.create: an import's row, and the user's oldest let go past the ones kept. */
-  startImport: 2,
+  startImport: 3,
+  /** plants.imports.preview and stop: the import's last record read or its apply's claim ended, and its row written. */
+  stepImport: 3,
+  /** plants.imports.run: the import claimed (no other of the user's applying), its row written, the apply's first slice queued. */
+  applyImport: 5,
   /** webhooks.retry: a delivery made due, and the sender woken. */
   retryWebhookDelivery: 3,
 } as const;
 
+/** A page of an import's rows: one unit per this many rows it may return (each with its cells and, when refused, why). */
+export const IMPORT_ROWS_PER_UNIT = 25;
 /** A page of the delivery log: one unit per this many deliveries it may return (each carries its payload and last answer). */
 export const DELIVERY_ROWS_PER_UNIT = 25;
 /** The token list: one unit per this many tokens it shows (each with its user; 5,000 took 67–98 ms). */

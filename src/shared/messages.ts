@@ -18,3 +18,6 @@ export function unknownFields(names: readonly string[]): string {
   const more = names.length - UNKNOWN_FIELDS_NAMED;
   return `unknown field${names.length > 1 ? 's' : ''} ${named}${more > 0 ? ` and ${more.toLocaleString('en-US')} more` : ''}`;
 }
+
+/** `a`, `a and b`, `a, b and c`: a list of fields in a message. */
+export const listed = (words: readonly string[]): string => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`);

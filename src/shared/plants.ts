@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
 import { NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, QUERY_MAX_LENGTH, TAG_MAX_LENGTH } from './limits';
-import { unknownFields } from './messages';
+import { listed, unknownFields } from './messages';
 import { foldForSearch } from './name-fold';
 import { fromDecimalText, pageLimit } from './query-values';
 
@@ -95,8 +95,6 @@ for (const field of PLANT_FIELD_NAMES) {
   if (!/^[a-z][A-Za-z0-9]*$/.test(field)) throw new Error(`plant field ${field}: a column name is letters and digits`);
 }
 
-/** `a`, `a and b`, `a, b and c`: a list of fields in a message. */
-const listed = (words: readonly string[]) => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`);
 const quoted = (field: string) => `\`${field}\``;
 
 const optionalLeftOut = OPTIONAL_PLANT_FIELDS.length === 0 ? '' : ` ${listed(OPTIONAL_PLANT_FIELDS.map(quoted))} ${OPTIONAL_PLANT_FIELDS.length === 1 ? 'is' : 'are'} left out when the plant has none.`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { NO_CONTROL_CHARACTERS } from './control-characters';
-import { kib, WEBHOOK_RESPONSE_MAX_BYTES, WEBHOOK_URL_MAX_LENGTH } from './limits';
+import { DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, kib, LAST_ERROR_MAX_LENGTH, WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_RESPONSE_MAX_BYTES, WEBHOOK_URL_MAX_LENGTH } from './limits';
 import { pageLimit } from './query-values';
 
 /**
@@ -11,15 +11,13 @@ import { pageLimit } from './query-values';
 
 export const WEBHOOK_EVENTS = ['plant.created', 'plant.deleted'] as const;
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export const DELIVERY_PAGE_MAX = 100;
-export const DELIVERY_PAGE_DEFAULT = 20;
-export { WEBHOOK_URL_MAX_LENGTH };
-export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 200;
+/** Sent to one endpoint on request ("send test event"); nobody subscribes to it. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+/** The `message` of every test event (the document declares it as a constant). */
+export const TEST_EVENT_MESSAGE = 'a test event from Plant Store';
 const INT32_MAX = 2 ** 31 - 1;
 /** What an answer's timestamps are: `Date.prototype.toISOString`, at most 27 characters. */
 const ISO_TIME_MAX_LENGTH = 30;
-/** The longest `lastError` an answer carries; the worker's own words are far shorter. */
-export const LAST_ERROR_MAX_LENGTH = 500;
 /** A whole number the document calls int32, from `min`. */
 const int32 = (min: number, max = INT32_MAX) => z.int().min(min).max(max).meta({ format: 'int32' });
 
@@ -82,8 +80,6 @@ export const listDeliveriesInput = z.object({
 
 export const deliveryIdParam = z.object({ id: idFromPath('id', 'The id of the delivery') });
 
-/** Deliveries one call of the queue's bulk actions (retry all, discard) changes at most; the page goes on from `nextAfter`. */
-export const DELIVERY_BATCH_MAX = 500;
 /** The words a discarded delivery's last error says: it was given up by a person, not by the retry schedule. */
 export const DISCARDED_ERROR = 'discarded by an admin, not sent';
 
@@ -143,7 +139,7 @@ export const webhookDeliverySchema = z
       .max(36)
       .regex(/^msg_[0-9A-Za-z_-]{1,32}$/)
       .meta({ description: 'The webhook-id header (`msg_` and 32 hex digits): the same for every attempt' }),
-    type: z.enum([...WEBHOOK_EVENTS, 'webhook.test']),
+    type: z.enum([...WEBHOOK_EVENTS, TEST_EVENT_TYPE]),
     plantId: z
       .bigint()
       .meta({ override: { type: 'integer', format: 'int64' } })

@@ -7,8 +7,8 @@
  *   dist/token.mjs       the token command (src/cli/token.ts)
  *   dist/migrate.mjs     the migration runner (src/cli/migrate.ts)
  *   dist/backup.mjs      the backup command (src/cli/backup.ts)
- *   dist/webhook-sender-thread.mjs  the thread that sends webhooks (src/server/webhooks/send-thread.ts), which
- *                        the server starts from beside its own chunk (webhooks/sending-thread.ts)
+ *   dist/webhook-sender-thread.mjs  the thread that sends webhooks (src/server/webhooks/delivery/thread-entry.ts), which
+ *                        the server starts from beside its own chunk (webhooks/delivery/thread-handle.ts)
  *   dist/*-<hash>.mjs    chunks the entries share, and the parts loaded only on demand (each engine's Prisma runtime)
  *
  * `--server` rebuilds the bundles only (the API suite needs no pages).
@@ -69,7 +69,7 @@ async function bundleServer(): Promise<void> {
       token: 'src/cli/token.ts',
       migrate: 'src/cli/migrate.ts',
       backup: 'src/cli/backup.ts',
-      'webhook-sender-thread': 'src/server/webhooks/send-thread.ts',
+      'webhook-sender-thread': 'src/server/webhooks/delivery/thread-entry.ts',
     },
     outdir: buildDir,
     outExtension: { '.js': '.mjs' },

@@ -2,8 +2,9 @@
 // with Prisma's schema engine compiled to WebAssembly (src/tooling/schema-engine.ts).
 // SQLite by default (in memory); with DATABASE_URL=postgresql://… it writes prisma/postgresql/migrations/ and
 // needs that server for a throwaway shadow database (`node --import tsx test-support/postgres.ts` starts one).
-// When the declared plant fields (shared/plants.ts) differ from what the latest webhook trigger writes, the
-// migration also rewrites the triggers (plant-event-sql.ts): their SQL cannot follow the declaration by itself.
+// When the triggers the declared plant fields (shared/plants.ts) decide are not what the latest migration holding
+// them wrote (plant-field-triggers.ts: the webhook outbox, the live feed's change log, the list versions), the
+// migration also rewrites them: their SQL cannot follow the declaration by itself.
 // When the name fold (shared/name-fold-table.ts, name-fold-sql.ts) differs from the latest migration's, the
 // migration ends with it (the table loaded again, its triggers, every name folded again). Either is reason
 // enough for a migration, with no change of the schema.
@@ -14,7 +15,7 @@ import { databaseEngine, DEFAULT_DATABASE_URL } from '@/server/db/database-url';
 
 import { engineLayouts, externalTablesFor } from '@/server/db/engines';
 import { latestNameFoldSql, nameFoldSql } from './name-fold-sql';
-import { latestWebhookOutboxMigration, webhookOutboxSql, webhookPayloadMembers, writesDeclaredFields } from './plant-event-sql';
+import { latestPlantFieldTriggersSql, plantFieldTriggersSql } from './plant-field-triggers';
 import { committedMigrations, LOCKFILE_NAME, lockfileContent, startSchemaEngine } from './schema-engine';
 
 const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
   await close();
 
   const schemaDiffers = exitCode === 2 && script !== null;
-  const triggersDiffer = !writesDeclaredFields(webhookPayloadMembers(engine, latestWebhookOutboxMigration(engine, migrationsDir)));
+  const fieldTriggers = plantFieldTriggersSql(engine);
+  const triggersDiffer = latestPlantFieldTriggersSql(migrationsDir) !== fieldTriggers;
   const nameFold = nameFoldSql(engine);
   const foldDiffers = latestNameFoldSql(migrationsDir) !== nameFold;
   if (!schemaDiffers && !triggersDiffer && !foldDiffers) {
@@ -70,11 +72,11 @@ async function main(): Promise<void> {
   const folderName = `${migrationTimestamp(new Date())}_${name}`;
   const migrationPath = path.join(migrationsDir, folderName, 'migration.sql');
   // The name fold last: latestNameFoldSql reads it from its first line to the end of the file.
-  const parts = [schemaDiffers ? script : '', triggersDiffer ? webhookOutboxSql(engine) : '', foldDiffers ? nameFold : ''].filter((part) => part !== '');
+  const parts = [schemaDiffers ? script : '', triggersDiffer ? fieldTriggers : '', foldDiffers ? nameFold : ''].filter((part) => part !== '');
   fs.mkdirSync(path.dirname(migrationPath), { recursive: true });
   fs.writeFileSync(migrationPath, parts.join('\n'), { flag: 'wx' });
   fs.writeFileSync(path.join(migrationsDir, LOCKFILE_NAME), lockfileContent(provider));
-  const also = [triggersDiffer ? 'the webhook triggers rewritten for the declared plant fields' : '', foldDiffers ? 'the name fold' : ''].filter((part) => part !== '');
+  const also = [triggersDiffer ? 'the triggers rewritten for the declared plant fields' : '', foldDiffers ? 'the name fold' : ''].filter((part) => part !== '');
   console.log(`wrote ${path.relative(process.cwd(), migrationPath)}${also.length > 0 ? `, with ${also.join(' and ')}` : ''}`);
 }
 

@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check';
 
-import { BODY_LIMIT, combine, type Expectation, INT64_MAX, INT64_MIN, isUtf8, textRule } from './oracle';
+import { BODY_LIMIT, combine, type Expectation, INT64_MAX, INT64_MIN, isUtf8, type TextField, textRule } from './oracle';
 
-export type Value = { text: string; validJson: boolean; asId: Expectation; id?: bigint; asText: (max: number, notOnlyWhiteSpace: boolean) => Expectation; string?: string };
+export type Value = { text: string; validJson: boolean; asId: Expectation; id?: bigint; asText: (max: number) => Expectation; string?: string };
 
 export const notText = () => 'refused' as Expectation;
 
@@ -55,7 +55,7 @@ export const stringValue = (lengths: number[]): fc.Arbitrary<Value> =>
       text,
       validJson,
       asId: 'refused' as Expectation,
-      asText: (max: number, notOnlyWhiteSpace: boolean) => textRule(value, max, notOnlyWhiteSpace),
+      asText: (max: number) => textRule(value, max),
       string: value,
     };
   });
@@ -89,8 +89,9 @@ export const otherValue: fc.Arbitrary<Value> = fc
   .constantFrom('null', 'true', '0', '3.5', '[]', '["x"]', '{}', '{"x": 1}', `[${'['.repeat(50)}${']'.repeat(50)}]`)
   .map((text) => ({ text, validJson: true, asId: 'refused' as Expectation, asText: notText }));
 
-export const nameValue = fc.oneof({ weight: 5, arbitrary: stringValue([1, 199, 200, 201, 250]) }, { weight: 1, arbitrary: otherValue });
-export const tagValue = fc.oneof({ weight: 5, arbitrary: stringValue([1, 99, 100, 101]) }, { weight: 1, arbitrary: otherValue });
+/** A text field's value: text around its length limit (and well past it), or not text at all. */
+const fieldValue = (maxLength: number) =>
+  fc.oneof({ weight: 5, arbitrary: stringValue([1, maxLength - 1, maxLength, maxLength + 1, Math.ceil(maxLength * 1.25)]) }, { weight: 1, arbitrary: otherValue });
 
 /** Ways to write a key: the plain name, or escapes that mean the same key. */
 export const keyText = (key: string, variant: number): string => {
@@ -99,141 +100,154 @@ export const keyText = (key: string, variant: number): string => {
   return JSON.stringify(key);
 };
 
+/** Keys that are no field: an owner's, the prototype's, and near misses of the fields' names. */
 export const UNKNOWN_KEYS = ['ownerId', 'owner', 'createdAt', 'userId', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'ID', 'Name', 'name ', ' id', '', 'tag\u0000', 'n\u0430me', 'nam\u0065\u0301', 'id\ud800'];
 
-export type BodyCase = { bytes: Buffer; expectation: Expectation; intended?: { id: bigint; name: string; tag?: string }; note: string };
+/** A plant as a create sends it: the id and the fields' texts. */
+export type SentPlant = { id: bigint } & Record<string, string | bigint>;
+export type BodyCase = { bytes: Buffer; expectation: Expectation; intended?: SentPlant; note: string };
 
 export const whiteSpace = fc.constantFrom('', '', ' ', '\n', '\t', '\r\n', '  ');
 
-export const bodyCase: fc.Arbitrary<BodyCase> = fc
-  .record({
-    id: fc.option(idValue, { freq: 8 }),
-    name: fc.option(nameValue, { freq: 8 }),
-    tag: fc.option(tagValue, { freq: 2 }),
-    unknown: fc.array(fc.tuple(fc.constantFrom(...UNKNOWN_KEYS), fc.oneof(otherValue, stringValue([1]))), { maxLength: 2 }),
-    duplicate: fc.option(fc.constantFrom('id', 'name', 'tag'), { freq: 10 }),
-    keyVariants: fc.array(fc.nat(6), { minLength: 3, maxLength: 3 }),
-    order: fc.nat(5),
-    spaces: fc.array(whiteSpace, { minLength: 8, maxLength: 8 }),
-    shape: fc.oneof(
-      { weight: 14, arbitrary: fc.constant('object' as const) },
-      { weight: 1, arbitrary: fc.constantFrom('array', 'string', 'number', 'null', 'empty', 'truncated', 'trailing', 'two values', 'deep') },
-      { weight: 1, arbitrary: fc.constantFrom('bom', 'invalid utf-8', 'utf-16', 'oversize', 'nul byte', 'latin-1') },
-    ),
-    badBytes: fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]),
-  })
-  .map((spec): BodyCase => {
-    const entries: { key: string; text: string; value?: Value }[] = [];
-    const fields: ['id' | 'name' | 'tag', Value | null][] = [['id', spec.id], ['name', spec.name], ['tag', spec.tag]];
-    fields.forEach(([key, value], index) => {
-      if (value) entries.push({ key, text: keyText(key, spec.keyVariants[index]!), value });
-    });
-    for (const [key, value] of spec.unknown) entries.push({ key, text: JSON.stringify(key), value });
-    if (spec.duplicate) {
-      const existing = entries.find((entry) => entry.key === spec.duplicate);
-      if (existing) entries.push({ ...existing });
-    }
-    // A few orders: as built, reversed, rotated.
-    if (spec.order === 1) entries.reverse();
-    if (spec.order === 2 && entries.length > 1) entries.push(entries.shift()!);
-    const s = spec.spaces;
-    const members = entries.map((entry, index) => `${s[index % 8]}${entry.text}${s[(index + 1) % 8]}:${s[(index + 2) % 8]}${entry.value!.text}`);
-    const objectText = `${s[0]}{${members.join(',')}${s[3]}}${s[4]}`;
+/** Create bodies for a NewPlant of these fields (oracle.ts, textFieldsOf): each field present or not, valid or not. */
+export const bodyCase = (fields: readonly TextField[]): fc.Arbitrary<BodyCase> => {
+  const keys = ['id', ...fields.map((field) => field.name)];
+  const unknownKeys = UNKNOWN_KEYS.filter((key) => !keys.includes(key));
+  return fc
+    .record({
+      id: fc.option(idValue, { freq: 8 }),
+      values: fc.tuple(...fields.map((field) => fc.option(fieldValue(field.maxLength), { freq: field.optional ? 2 : 8 }))),
+      unknown: fc.array(fc.tuple(fc.constantFrom(...unknownKeys), fc.oneof(otherValue, stringValue([1]))), { maxLength: 2 }),
+      duplicate: fc.option(fc.constantFrom(...keys), { freq: 10 }),
+      keyVariants: fc.array(fc.nat(6), { minLength: keys.length, maxLength: keys.length }),
+      order: fc.nat(5),
+      spaces: fc.array(whiteSpace, { minLength: 8, maxLength: 8 }),
+      shape: fc.oneof(
+        { weight: 14, arbitrary: fc.constant('object' as const) },
+        { weight: 1, arbitrary: fc.constantFrom('array', 'string', 'number', 'null', 'empty', 'truncated', 'trailing', 'two values', 'deep') },
+        { weight: 1, arbitrary: fc.constantFrom('bom', 'invalid utf-8', 'utf-16', 'oversize', 'nul byte', 'latin-1') },
+      ),
+      badBytes: fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]),
+    })
+    .map((spec): BodyCase => {
+      const entries: { key: string; text: string; value?: Value }[] = [];
+      const given: [string, Value | null][] = [['id', spec.id], ...fields.map((field, index): [string, Value | null] => [field.name, spec.values[index] ?? null])];
+      given.forEach(([key, value], index) => {
+        if (value) entries.push({ key, text: keyText(key, spec.keyVariants[index]!), value });
+      });
+      for (const [key, value] of spec.unknown) entries.push({ key, text: JSON.stringify(key), value });
+      if (spec.duplicate) {
+        const existing = entries.find((entry) => entry.key === spec.duplicate);
+        if (existing) entries.push({ ...existing });
+      }
+      // A few orders: as built, reversed, rotated.
+      if (spec.order === 1) entries.reverse();
+      if (spec.order === 2 && entries.length > 1) entries.push(entries.shift()!);
+      const s = spec.spaces;
+      const members = entries.map((entry, index) => `${s[index % 8]}${entry.text}${s[(index + 1) % 8]}:${s[(index + 2) % 8]}${entry.value!.text}`);
+      const objectText = `${s[0]}{${members.join(',')}${s[3]}}${s[4]}`;
 
-    const keys = entries.map((entry) => entry.key);
-    const validJson = entries.every((entry) => entry.value!.validJson);
-    const parts: Expectation[] = [validJson ? 'ok' : 'refused'];
-    if (new Set(keys).size !== keys.length) parts.push('refused');
-    if (keys.some((key) => !['id', 'name', 'tag'].includes(key))) parts.push('refused');
-    parts.push(spec.id ? spec.id.asId : 'refused');
-    parts.push(spec.name ? spec.name.asText(200, true) : 'refused');
-    if (spec.tag) parts.push(spec.tag.asText(100, false));
-    let expectation = combine(parts);
-    const intended =
-      spec.id?.id !== undefined && spec.name?.string !== undefined
-        ? { id: spec.id.id, name: spec.name.string, ...(spec.tag?.string !== undefined ? { tag: spec.tag.string } : {}) }
+      const sentKeys = entries.map((entry) => entry.key);
+      const validJson = entries.every((entry) => entry.value!.validJson);
+      const parts: Expectation[] = [validJson ? 'ok' : 'refused'];
+      if (new Set(sentKeys).size !== sentKeys.length) parts.push('refused');
+      if (sentKeys.some((key) => !keys.includes(key))) parts.push('refused');
+      parts.push(spec.id ? spec.id.asId : 'refused');
+      fields.forEach((field, index) => {
+        const value = spec.values[index];
+        if (value) parts.push(value.asText(field.maxLength));
+        else if (!field.optional) parts.push('refused');
+      });
+      let expectation = combine(parts);
+      const complete = spec.id?.id !== undefined && fields.every((field, index) => field.optional || spec.values[index]?.string !== undefined);
+      const intended: SentPlant | undefined = complete
+        ? {
+            id: spec.id!.id!,
+            ...Object.fromEntries(fields.flatMap((field, index) => (spec.values[index]?.string !== undefined ? [[field.name, spec.values[index].string]] : []))),
+          }
         : undefined;
 
-    let bytes = Buffer.from(objectText, 'utf8');
-    switch (spec.shape) {
-      case 'object':
-        break;
-      case 'array':
-        bytes = Buffer.from(`[${objectText}]`);
-        expectation = 'refused';
-        break;
-      case 'string':
-        bytes = Buffer.from(JSON.stringify(objectText));
-        expectation = 'refused';
-        break;
-      case 'number':
-        bytes = Buffer.from('9223372036854775807');
-        expectation = 'refused';
-        break;
-      case 'null':
-        bytes = Buffer.from('null');
-        expectation = 'refused';
-        break;
-      case 'empty':
-        bytes = Buffer.alloc(0);
-        expectation = 'refused';
-        break;
-      case 'truncated':
-        bytes = Buffer.from(objectText.trimEnd().slice(0, -1));
-        expectation = 'refused';
-        break;
-      case 'trailing':
-        bytes = Buffer.from(`${objectText}}`);
-        expectation = 'refused';
-        break;
-      case 'two values':
-        bytes = Buffer.from(`${objectText} {}`);
-        expectation = 'refused';
-        break;
-      case 'deep':
-        bytes = Buffer.from(`{"id": 1, "name": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
-        expectation = 'refused';
-        break;
-      case 'bom':
-        // RFC 8259 lets a parser ignore a BOM: accepting or refusing are both fine, storing garbage is not.
-        bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
-        if (expectation === 'ok') expectation = 'either';
-        break;
-      case 'invalid utf-8': {
-        // Inside the name's string when there is one, else anywhere.
-        const at = bytes.indexOf('"', Math.max(0, bytes.indexOf('name') + 6));
-        const position = at > 0 ? at + 1 : Math.floor(bytes.length / 2);
-        bytes = Buffer.concat([bytes.subarray(0, position), Buffer.from(spec.badBytes), bytes.subarray(position)]);
-        expectation = 'refused';
-        break;
+      let bytes = Buffer.from(objectText, 'utf8');
+      switch (spec.shape) {
+        case 'object':
+          break;
+        case 'array':
+          bytes = Buffer.from(`[${objectText}]`);
+          expectation = 'refused';
+          break;
+        case 'string':
+          bytes = Buffer.from(JSON.stringify(objectText));
+          expectation = 'refused';
+          break;
+        case 'number':
+          bytes = Buffer.from('9223372036854775807');
+          expectation = 'refused';
+          break;
+        case 'null':
+          bytes = Buffer.from('null');
+          expectation = 'refused';
+          break;
+        case 'empty':
+          bytes = Buffer.alloc(0);
+          expectation = 'refused';
+          break;
+        case 'truncated':
+          bytes = Buffer.from(objectText.trimEnd().slice(0, -1));
+          expectation = 'refused';
+          break;
+        case 'trailing':
+          bytes = Buffer.from(`${objectText}}`);
+          expectation = 'refused';
+          break;
+        case 'two values':
+          bytes = Buffer.from(`${objectText} {}`);
+          expectation = 'refused';
+          break;
+        case 'deep':
+          bytes = Buffer.from(`{"id": 1, "name": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
+          expectation = 'refused';
+          break;
+        case 'bom':
+          // RFC 8259 lets a parser ignore a BOM: accepting or refusing are both fine, storing garbage is not.
+          bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
+          if (expectation === 'ok') expectation = 'either';
+          break;
+        case 'invalid utf-8': {
+          // Inside the name's string when there is one, else anywhere.
+          const at = bytes.indexOf('"', Math.max(0, bytes.indexOf('name') + 6));
+          const position = at > 0 ? at + 1 : Math.floor(bytes.length / 2);
+          bytes = Buffer.concat([bytes.subarray(0, position), Buffer.from(spec.badBytes), bytes.subarray(position)]);
+          expectation = 'refused';
+          break;
+        }
+        case 'utf-16':
+          bytes = Buffer.from(objectText, 'utf16le');
+          expectation = 'refused';
+          break;
+        case 'oversize':
+          bytes = Buffer.from(`${objectText}${' '.repeat(BODY_LIMIT + 1 - bytes.length)}`);
+          expectation = 'refused';
+          break;
+        case 'nul byte':
+          bytes = Buffer.concat([bytes, Buffer.from([0])]);
+          expectation = 'refused';
+          break;
+        case 'latin-1': {
+          const latin = Buffer.from(objectText, 'latin1');
+          // Identical bytes when the text is ASCII; otherwise not UTF-8 any more.
+          if (!latin.equals(bytes)) expectation = 'refused';
+          bytes = latin;
+          break;
+        }
       }
-      case 'utf-16':
-        bytes = Buffer.from(objectText, 'utf16le');
-        expectation = 'refused';
-        break;
-      case 'oversize':
-        bytes = Buffer.from(`${objectText}${' '.repeat(BODY_LIMIT + 1 - bytes.length)}`);
-        expectation = 'refused';
-        break;
-      case 'nul byte':
-        bytes = Buffer.concat([bytes, Buffer.from([0])]);
-        expectation = 'refused';
-        break;
-      case 'latin-1': {
-        const latin = Buffer.from(objectText, 'latin1');
-        // Identical bytes when the text is ASCII; otherwise not UTF-8 any more.
-        if (!latin.equals(bytes)) expectation = 'refused';
-        bytes = latin;
-        break;
-      }
-    }
-    if (bytes.length > BODY_LIMIT) expectation = 'refused';
-    // Bytes that are not UTF-8 are refused; a mutation meant to break UTF-8 that happens not to is left open.
-    if (!isUtf8(bytes)) expectation = 'refused';
-    else if (spec.shape === 'invalid utf-8') expectation = 'either';
-    else if (spec.shape === 'latin-1' && !bytes.equals(Buffer.from(objectText, 'utf8'))) expectation = 'either';
-    return { bytes, expectation, intended: expectation === 'refused' ? undefined : intended, note: spec.shape };
-  });
+      if (bytes.length > BODY_LIMIT) expectation = 'refused';
+      // Bytes that are not UTF-8 are refused; a mutation meant to break UTF-8 that happens not to is left open.
+      if (!isUtf8(bytes)) expectation = 'refused';
+      else if (spec.shape === 'invalid utf-8') expectation = 'either';
+      else if (spec.shape === 'latin-1' && !bytes.equals(Buffer.from(objectText, 'utf8'))) expectation = 'either';
+      return { bytes, expectation, intended: expectation === 'refused' ? undefined : intended, note: spec.shape };
+    });
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Headers

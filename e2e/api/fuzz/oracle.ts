@@ -1,7 +1,9 @@
 /**
  * The fuzz run's oracle: the contract's rules for a plant and a list query, written from the contract
  * (not from the server's code), so a generated request can be judged before its answer is read. Its numbers
- * are the contract's named limits (src/shared/limits.ts), read from the one place that declares them.
+ * are the contract's named limits (src/shared/limits.ts), read from the one place that declares them, and the
+ * plant's fields are the served document's (`textFieldsOf`): every field but the id is text, judged by the
+ * contract's one rule for text with the field's own length.
  */
 import { BODY_LIMIT_BYTES } from '@/shared/limits';
 
@@ -32,8 +34,8 @@ export const hasLoneSurrogate = (text: string) => /[\ud800-\udbff](?![\udc00-\ud
  */
 export const hasVisible = (text: string) => text.replace(/[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800\p{M}\p{Noncharacter_Code_Point}]/gu, '') !== '';
 
-/** name/tag rules: 'either' when the text has a lone surrogate (not Unicode text; the contract is silent). */
-export function textRule(value: string, max: number, _notOnlyWhiteSpace: boolean): Expectation {
+/** A text field's rule: 'either' when the text has a lone surrogate (not Unicode text; the contract is silent). */
+export function textRule(value: string, max: number): Expectation {
   const ok = codePoints(value) >= 1 && codePoints(value) <= max && !/\p{Cc}/u.test(value) && hasVisible(value);
   if (!ok) return 'refused';
   return hasLoneSurrogate(value) ? 'either' : 'ok';
@@ -41,17 +43,31 @@ export function textRule(value: string, max: number, _notOnlyWhiteSpace: boolean
 
 export const combine = (parts: Expectation[]): Expectation => (parts.includes('refused') ? 'refused' : parts.includes('either') ? 'either' : 'ok');
 
-/** Whether a plant read back from the store keeps the Plant rules. */
-export function plantProblems(plant: Record<string, unknown>): string[] {
+/** A plant's field besides the id, as the document declares it: text of at most `maxLength` characters. */
+export type TextField = { name: string; optional: boolean; maxLength: number };
+
+/** The NewPlant schema's fields besides the id, in its order; a field of another kind the oracle has no rule for. */
+export function textFieldsOf(schema: { properties: Record<string, { type?: string; maxLength?: number }>; required: string[] }): TextField[] {
+  return Object.entries(schema.properties)
+    .filter(([name]) => name !== 'id')
+    .map(([name, property]) => {
+      if (property.type !== 'string' || typeof property.maxLength !== 'number') throw new Error(`NewPlant's ${name} is not text with a maxLength: the fuzz oracle has no rule for it`);
+      return { name, optional: !schema.required.includes(name), maxLength: property.maxLength };
+    });
+}
+
+/** Whether a plant read back from the store keeps the Plant rules: an int64 id, each field's text rule, no other member. */
+export function plantProblems(plant: Record<string, unknown>, fields: readonly TextField[]): string[] {
   const problems: string[] = [];
-  const keys = Object.keys(plant).sort();
-  if (!(keys.join() === 'id,name' || keys.join() === 'id,name,tag')) problems.push(`keys ${keys.join(',')}`);
+  const unknown = Object.keys(plant).filter((key) => key !== 'id' && !fields.some((field) => field.name === key));
+  if (unknown.length > 0) problems.push(`keys ${unknown.join(',')}`);
   if (typeof plant.id !== 'bigint' || plant.id < INT64_MIN || plant.id > INT64_MAX) problems.push(`id ${String(plant.id)}`);
-  const name = plant.name;
-  if (typeof name !== 'string' || textRule(name, 200, true) === 'refused' || hasLoneSurrogate(name)) problems.push(`name ${JSON.stringify(name)} (${typeof name === 'string' ? codePoints(name) : '?'} code points)`);
-  if ('tag' in plant) {
-    const tag = plant.tag;
-    if (typeof tag !== 'string' || textRule(tag, 100, false) === 'refused' || hasLoneSurrogate(tag)) problems.push(`tag ${JSON.stringify(tag)}`);
+  for (const { name, optional, maxLength } of fields) {
+    if (optional && !(name in plant)) continue;
+    const value = plant[name];
+    if (typeof value !== 'string' || textRule(value, maxLength) === 'refused' || hasLoneSurrogate(value)) {
+      problems.push(`${name} ${JSON.stringify(value)} (${typeof value === 'string' ? codePoints(value) : '?'} code points)`);
+    }
   }
   return problems;
 }

@@ -10,7 +10,7 @@ import { actorOf, signIn } from '@test-support/actors';
  * A failed group is undone whole before its statements run again alone (commit-together.ts). When a statement
  * fails, Prisma sends ROLLBACK; when the COMMIT fails, Prisma's better-sqlite3 adapter only calls `rollback()`,
  * which unlocks its mutex and sends nothing, and SQLite may keep the transaction open (a COMMIT refused by a
- * deferred foreign key, or SQLITE_BUSY at COMMIT outside WAL). db/client.ts ends such a transaction before its
+ * deferred foreign key, or SQLITE_BUSY at COMMIT outside WAL). db/sqlite-isolation.ts ends such a transaction before its
  * lock lets another statement run; without that, the fallback's lone statements ran inside it: answered, never
  * committed, and a plant of the group "taken" by its own uncommitted row.
  *

@@ -18,7 +18,7 @@ import { db, engine } from '@/server/db/client';
  * its own result, none answered before the commit that holds it. Fewer than COMMIT_GROUP_MIN run alone,
  * each its own commit, as without this. Should a group fail (one statement refused, or the commit), all of
  * it is undone (by Prisma's ROLLBACK, by SQLite itself, or where SQLite keeps a refused COMMIT's transaction
- * open, by db/client.ts before another statement runs), and each statement runs again alone and meets its
+ * open, by db/sqlite-isolation.ts before another statement runs), and each statement runs again alone and meets its
  * own outcome: no statement's error reaches another's caller. On PostgreSQL each statement runs
  * at once on a pooled connection, as before: commits of different connections proceed in parallel there.
  *

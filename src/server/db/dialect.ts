@@ -2,7 +2,30 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 
-import { engine } from './client';
+import { db, engine } from './client';
+
+/*
+ * SQL that is written differently on the two engines but means the same, for the services: each chosen here, by
+ * the engine of the open database, so a service writes what it means and not which engine it is on.
+ */
+
+/** `column` holds `text` (both folded the same way): SQLite's `instr`, PostgreSQL's `strpos`. */
+export function containsText(column: Prisma.Sql, text: string): Prisma.Sql {
+  return engine === 'sqlite' ? Prisma.sql`instr(${column}, ${text}) > 0` : Prisma.sql`strpos(${column}, ${text}) > 0`;
+}
+
+/**
+ * Runs a write whose condition reads other rows so that two such writes (those passing the same `lockKey`) never
+ * both pass it: on SQLite one UPDATE takes the database's single write lock before it reads anything, in this
+ * process and any other, so its subquery sees every committed write and nobody writes until it ends. PostgreSQL
+ * lets two transactions each read the other's row as still valid (write skew on different rows), so there the
+ * write runs in a transaction behind one transaction-scoped advisory lock. Resolves to the rows it changed.
+ */
+export async function writeAlone(statement: Prisma.Sql, lockKey: number): Promise<number> {
+  if (engine === 'sqlite') return db.$executeRaw(statement);
+  const [, changed] = await db.$transaction([db.$executeRaw`SELECT pg_advisory_xact_lock(${lockKey})`, db.$executeRaw(statement)]);
+  return changed;
+}
 
 /**
  * A read inside a transaction that holds its rows until the transaction ends, so what it read is still what a write

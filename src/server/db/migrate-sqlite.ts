@@ -123,7 +123,7 @@ export function applySqliteMigrations(databaseUrl: string, files: MigrationFile[
   const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
   try {
     // Only a file without tables takes this (on any other it changes nothing): freed pages can then be given
-    // back to the file system a batch at a time (returnFreePages in db/client.ts) instead of staying in the
+    // back to the file system a batch at a time (returnFreePages in db/sqlite-vacuum.ts) instead of staying in the
     // file for good. An older file keeps reusing its free pages; `VACUUM` once, offline, converts it (docs/api.md, "Safe retries").
     db.pragma('auto_vacuum = INCREMENTAL');
     enableWal(db);

@@ -21,8 +21,8 @@ import { type FrontRequest, PLACEHOLDER_ORIGIN, readTarget } from './request';
 import { baseHeaders, jsonReply, problemReply, type Reply, Refusal, refuse, writeReply } from './reply';
 import { API_BASE_PATH, createRestChain } from './rest/chain';
 import { corsHeaders } from './rest/cors';
+import { writeStream } from './stalled-stream';
 import { stringifyExactJson } from './rest/exact-json';
-import { createExportRoute, EXPORT_PATH } from './rest/export';
 import { buildOpenApiDocument } from './rest/openapi';
 import { createTrpcDoor, TRPC_BASE_PATH } from './trpc-door';
 
@@ -92,7 +92,6 @@ export function createFront(options: FrontOptions) {
   const serveTrpc = createTrpcDoor({ router, authenticate, waitForTurn, log, stallMs });
   const serveMcp = createMcpDoor({ router, authenticate, waitForTurn, log, cors: config.CORS_ALLOWED_ORIGINS, publicUrl: config.PUBLIC_URL });
   const clientAddresses = createClientAddresses(config.TRUST_PROXY);
-  const serveExport = createExportRoute({ authenticate, stallMs });
   const serveMetrics = config.METRICS === 'off' ? undefined : createMetricsRoute(config.METRICS_TOKEN);
   const isOperator = config.METRICS === 'off' || config.METRICS_TOKEN === undefined ? () => false : metricsTokenCheck(config.METRICS_TOKEN);
   const observer = options.observer;
@@ -158,13 +157,6 @@ export function createFront(options: FrontOptions) {
       const service = serviceRoutes.get(pathname);
       if (pathname === METRICS_PATH && serveMetrics) {
         reply = await serveService(request, () => serveMetrics(request));
-      } else if (pathname === EXPORT_PATH) {
-        // A streamed CSV answer writes itself; only its refusals come back as a reply.
-        setApiHeaders(request, response);
-        for (const [name, value] of Object.entries(corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS))) response.setHeader(name, value);
-        const refused = await serveExport(request, response);
-        if (refused === null) return;
-        reply = refused;
       } else {
         reply = under(pathname, DOCS_BASE_PATH)
           ? await serveDocs(request)
@@ -177,6 +169,10 @@ export function createFront(options: FrontOptions) {
     }
     // Without an Origin header there are none (cors.ts).
     if (request.trace.door !== 'docs' && request.raw.headers.origin !== undefined) Object.assign(reply.headers, corsHeaders(request.raw, config.CORS_ALLOWED_ORIGINS));
+    if (reply.stream) {
+      setApiHeaders(request, response);
+      return writeStream(response, reply, stallMs);
+    }
     writeReply(response, reply, { head: request.method === 'HEAD', requestId: request.id, base: API_BASE });
   }
 

@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { initTRPC } from '@trpc/server';
@@ -12,9 +10,8 @@ import type { Logger } from '@/server/log';
 import { plantsRouter } from '@/server/plants/router';
 import { type Context, createTRPCRouter, protectedProcedure } from '@/server/trpc/init';
 import { signIn } from '@test-support/actors';
+import { serveInProcess } from '@test-support/front-in-process';
 
-import { createFront } from './front';
-import { startHttpServer } from './server';
 import { errorCatalog } from '@/shared/errors';
 
 /**
@@ -32,20 +29,10 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
 });
 
-async function serve(router: Parameters<typeof createFront>[0]['router']): Promise<string> {
-  const front = createFront({
-    router,
-    log,
-    checkHealth: async () => {},
-    pages: async (_request, response) => {
-      response.statusCode = 404;
-      response.end();
-    },
-    config: { RATE_LIMIT_PER_TOKEN: null, RATE_LIMIT_AUTH_FAILURES: null, TRUST_PROXY: null, CORS_ALLOWED_ORIGINS: null, PUBLIC_URL: undefined },
-  });
-  const running = await startHttpServer(front, { port: 0, hostname: '127.0.0.1', maxConnections: 100, maxConnectionsPerAddress: 1000, trustProxy: null, log });
+async function serve(router: Parameters<typeof serveInProcess>[0]): Promise<string> {
+  const running = await serveInProcess(router, log);
   servers.push(running);
-  return `http://127.0.0.1:${(running.server.address() as AddressInfo).port}`;
+  return running.base;
 }
 
 async function connect(base: string, token: string): Promise<Client> {
@@ -63,10 +50,10 @@ describe('a procedure added with OpenAPI metadata', () => {
     plants: plantsRouter,
     scratch: createTRPCRouter({
       echoTwice: protectedProcedure
-        .meta({ openapi: { method: 'POST', path: '/scratch/echo', summary: 'Echo a number and a word twice', successDescription: 'The number and the word, twice', errors: ['wrongType', 'invalidValue', 'unknownField'] } })
+        .meta({ openapi: { method: 'POST', path: '/scratch/echo', summary: 'Echo a number and a word twice', successDescription: 'The number and the word, twice' } })
         .input(z.strictObject({ number: int64, word: z.string().max(10) }))
         .output(z.object({ number: int64, words: z.array(z.string()) }))
-        .declare({ cost: 1 })
+        .declare({ cost: 1, errors: {} })
         .mutation(({ input }) => ({ number: input.number, words: [input.word, input.word] })),
     }),
   });

@@ -18,6 +18,7 @@ import type { Logger } from '@/server/log';
 import { buildToolCatalog } from '@/server/http/mcp/tools';
 import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { contextFor } from '@/server/trpc/init';
+import { errorCatalog } from '@/shared/errors';
 import { bodyUnits, JSON_MAX_DEPTH, MCP_REQUEST_UNITS } from '@/shared/limits';
 
 import { type Authenticate, requireToken } from './guards/auth';
@@ -40,6 +41,7 @@ const INSTRUCTIONS = [
   'Ids are int64. Send an id as a string of digits, which is always exact (a JSON integer is taken only within ±9007199254740991); results carry ids as strings in structuredContent (the text content has the exact number).',
   'A list result is {"items": [...], "next": {...}}; when "next" is present, call the same tool with exactly those arguments for the following page.',
   'A failed call has isError and a text content {"error": <code>, "message": <what to change>}.',
+  `Any tool can fail with ${errorCatalog.missingToken.value} or ${errorCatalog.invalidToken.value} (the token), ${errorCatalog.tooManyRequests.value} (too many requests: wait and call again), ${errorCatalog.missingField.value} to ${errorCatalog.unknownField.value} (an argument it refuses: the message names it) or ${errorCatalog.internal.value} (the server failed); a tool's description names the other errors it can answer.`,
 ].join(' ');
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

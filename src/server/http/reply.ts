@@ -4,7 +4,13 @@ import type { Problem } from '@/server/problems';
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
 
 /** An answer before it goes on the wire: the doors build these; `writeReply` sends them. */
-export type Reply = { status: number; headers: Record<string, string>; body: string | Buffer | null };
+export type Reply = {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer | null;
+  /** A body sent as it is made (a file), in place of `body`: its first chunk already read, so a failure before it was still a reply. */
+  stream?: { first: IteratorResult<string>; rest: AsyncIterator<string> };
+};
 
 /**
  * A refusal raised by a guard or a door: what went wrong, and headers that belong to it (`Allow`,

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+
+import type { Reply } from './reply';
 
 /**
  * Cuts a streamed answer (a CSV export, a live feed) whose client stops taking it: once a write has filled the
@@ -25,4 +28,27 @@ export function cutOffWhenStalled(response: ServerResponse, stallMs: number): vo
   };
   response.on('drain', stop);
   response.once('close', stop);
+}
+
+/**
+ * Sends a streamed reply (`Reply.stream`): its head, then its chunks as the client takes them (the socket's
+ * backpressure), cut off when the client stalls (above). A failure after the first byte can only cut the body
+ * short, so the connection is reset rather than ended, and a client cannot take a partial body for a whole one.
+ * However it ends, the stream is closed (`return`), so what it holds is given back.
+ */
+export async function writeStream(response: ServerResponse, reply: Reply, stallMs: number): Promise<void> {
+  const { first, rest } = reply.stream!;
+  response.writeHead(reply.status, reply.headers);
+  cutOffWhenStalled(response, stallMs);
+  try {
+    for (let next = first; !next.done; next = await rest.next()) {
+      if (response.destroyed) break;
+      if (!response.write(next.value)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+    }
+    response.end();
+  } catch (error) {
+    response.destroy(error instanceof Error ? error : undefined);
+  } finally {
+    await rest.return?.();
+  }
 }

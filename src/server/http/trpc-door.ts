@@ -7,9 +7,9 @@ import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { authFailure } from '@/server/auth/auth-state';
 import { holdStream } from '@/server/auth/held-streams';
 import type { Logger } from '@/server/log';
-import { INTERNAL_ERROR_MESSAGE } from '@/server/problems';
+import { type DeclaredProcedure, errorsOf, INTERNAL_ERROR_MESSAGE } from '@/server/problems';
 import { asTrpcError, contextFor, type Context } from '@/server/trpc/init';
-import { AppError } from '@/shared/errors';
+import { AppError, type ErrorKind } from '@/shared/errors';
 import { BATCH_MAX_CALLS, BODY_LIMIT_BYTES, bodyUnits } from '@/shared/limits';
 
 import type { Authenticate } from './guards/auth';
@@ -25,6 +25,14 @@ export const TRPC_BASE_PATH = '/api/trpc';
 const ALLOW = 'GET, HEAD, POST';
 
 const JSON_TYPES = ['application/json'];
+
+/**
+ * Every failure a procedure can answer on this door: what it declares (`errorsOf`), and for a file streamed as it
+ * is made, tRPC's own 415 to a client that did not ask for a stream (`trpc-accept: application/jsonl`).
+ */
+export function trpcErrorKinds(procedure: DeclaredProcedure): ErrorKind[] {
+  return [...errorsOf(procedure), ...(procedure.meta?.file === undefined ? [] : (['unsupportedMediaType'] as const))];
+}
 
 /**
  * A subscription whose token no longer allows it ends itself, with the token's 401 where it can (plants/live/

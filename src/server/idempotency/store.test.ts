@@ -9,7 +9,7 @@ import { BODY_LIMIT_BYTES } from '@/shared/limits';
 import { signIn } from '@test-support/actors';
 
 import { runInSlices, type SliceResult, sliceSizer, type Step } from '@/server/background/slices';
-import { returnFreePages } from '@/server/db/client';
+import { returnFreePages } from '@/server/db/sqlite-vacuum';
 
 import { sweepExpiredKeys } from './store';
 

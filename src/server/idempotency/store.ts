@@ -1,7 +1,8 @@
 import 'server-only';
 
 import { type BackgroundJob, type SliceResult, startBackgroundJob } from '@/server/background/slices';
-import { db, isUniqueViolation } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { isUniqueViolation } from '@/server/db/error-codes';
 import { IDEMPOTENCY_KEYS_PER_USER } from '@/shared/limits';
 
 /**
@@ -108,7 +109,7 @@ export const EXPIRED_KEYS_COUNTED_UP_TO = 10_000;
 /**
  * Deletes at most `size` keys past their 24 hours, oldest first, by their primary key (so a key a request
  * has just claimed again, with a new expiry, stays). Expired keys are ignored by claimKey anyway; this only
- * frees their space, which on SQLite is then given back to the file system by its own job (db/client.ts).
+ * frees their space, which on SQLite is then given back to the file system by its own job (db/sqlite-vacuum.ts).
  */
 export async function sweepExpiredKeys(size: number, now = new Date()): Promise<SliceResult> {
   const expired = await db.idempotencyKey.findMany({

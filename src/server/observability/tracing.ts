@@ -13,7 +13,7 @@ type TracedRequest = {
   trace: { door?: string; userId?: number; traceId?: string };
 };
 
-/** What a delivery span records of an attempt's outcome (webhooks/send.ts's AttemptResult fits it). */
+/** What a delivery span records of an attempt's outcome (webhooks/delivery/http-attempt.ts's AttemptResult fits it). */
 type AttemptOutcome = { ok: boolean; status: number | null; error: string | null };
 
 /**
@@ -156,7 +156,7 @@ export function outsideAnyTrace<T>(run: () => T): T {
 export const tracingOn = () => tracer !== undefined;
 
 /**
- * A webhook attempt that the sending thread made (webhooks/send-thread.ts), as a client span of a trace of its
+ * A webhook attempt that the sending thread made (webhooks/delivery/thread-entry.ts), as a client span of a trace of its
  * own: with the ids its `traceparent` carried and the times it took.
  */
 export function recordDeliverySpan(attempt: DeliveryAttempt, sent: { trace: { traceId: string; spanId: string }; startedAt: number; endedAt: number; result: AttemptOutcome }): void {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { listed } from '@/shared/messages';
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
 import { failureOf, signIn } from '@test-support/actors';
 
 /** Version 1.1.0's additions on the tRPC door: PATCH, the list filters, and the admin page's procedures. */
@@ -45,7 +47,7 @@ describe('plants.update (PATCH)', () => {
     await caller.plants.create({ id: 2_101n, name: 'Fern' });
     expect(await failureOf(caller.plants.update({ id: 2_101n }))).toMatchObject({ code: 'BAD_REQUEST', kind: 'emptyPatch' });
     const unknown = { id: 2_101n, name: 'x', ownerId: 3 };
-    expect(await failureOf(caller.plants.update(unknown as never), unknown)).toMatchObject({ kind: 'unknownField', message: 'unknown field "ownerId": a patch changes only name and tag' });
+    expect(await failureOf(caller.plants.update(unknown as never), unknown)).toMatchObject({ kind: 'unknownField', message: `unknown field "ownerId": a patch changes only ${listed(PLANT_FIELD_NAMES)}` });
     expect(await failureOf(caller.plants.update({ id: 2_101n, name: '' }))).toMatchObject({ kind: 'invalidValue', field: 'name' });
     expect(await failureOf(caller.plants.update({ id: 2_101n, tag: 't'.repeat(101) }))).toMatchObject({ kind: 'invalidValue', field: 'tag' });
   });

@@ -2,6 +2,7 @@ import 'server-only';
 
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { holdStream } from '@/server/auth/held-streams';
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
@@ -92,7 +93,9 @@ export async function* plantsCsv(
   const { sort = DEFAULT_SORT, ...unplanned } = input;
   const filters = await ready(unplanned);
   const withOwner = seesEveryOwner(actor);
-  yield CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
+  // Sent with the first batch, once its query has run: a refusal of the filters (a member's owner filter) comes
+  // before the file's first byte, so it is still the contract's JSON error.
+  let header: string | undefined = CSV_BOM + csvRecord(['id', ...PLANT_FIELD_NAMES, ...(withOwner ? ['owner', 'created'] : [])]);
   let from: KeysetPosition | undefined;
   for (;;) {
     for (let refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT); refused; refused = await takeUnits(EXPORT_BATCH / ROWS_PER_UNIT)) {
@@ -113,8 +116,12 @@ export async function* plantsCsv(
       endTurn();
     }
     const { rows, stop } = batch;
-    if (rows.length === 0 && stop === null) return;
-    let chunk = '';
+    let chunk = header ?? '';
+    header = undefined;
+    if (rows.length === 0 && stop === null) {
+      if (chunk !== '') yield chunk;
+      return;
+    }
     for (const row of rows) {
       const fields: (string | { raw: string })[] = [{ raw: BigInt(row.id).toString() }, ...PLANT_FIELD_NAMES.map((field) => row[field] ?? '')];
       if (withOwner) fields.push(row.owner ?? '', { raw: new Date(row.createdAt!).toISOString() });
@@ -127,5 +134,37 @@ export async function* plantsCsv(
     }
     if (rows.length < EXPORT_BATCH) return;
     from = positionOfRow(sort, rows[rows.length - 1]!);
+  }
+}
+
+/** Seconds a refused export is told to wait: about what a running export of a few batches takes. */
+const CLAIM_RETRY_AFTER_S = 5;
+
+/**
+ * The export as its procedure answers it (plants.export): `plantsCsv`, holding its place among the open exports
+ * from its first chunk to its end, and cut off (`signal`, or its token's access ending: auth/held-streams.ts)
+ * wherever that was decided. Nothing is claimed before the first chunk is asked for, so a HEAD, or a caller that
+ * never reads, holds nothing. A refused claim sets its `Retry-After`.
+ */
+export async function* exportFile(
+  caller: { tokenId: number; actor: Actor; headers: (headers: Record<string, string>) => void },
+  takeUnits: Parameters<typeof plantsCsv>[1],
+  input: PlantFilters & { sort?: PlantSort },
+  signal: AbortSignal | undefined,
+): AsyncGenerator<string> {
+  let release: () => void;
+  try {
+    release = claimExport(String(caller.tokenId));
+  } catch (error) {
+    caller.headers({ 'Retry-After': String(CLAIM_RETRY_AFTER_S) });
+    throw error;
+  }
+  const accessEnded = new AbortController();
+  const unhold = holdStream({ tokenId: caller.tokenId, actor: caller.actor, end: () => accessEnded.abort(new Error("the token's access ended")) });
+  try {
+    yield* plantsCsv(caller.actor, takeUnits, input, signal ? AbortSignal.any([signal, accessEnded.signal]) : accessEnded.signal);
+  } finally {
+    unhold();
+    release();
   }
 }

@@ -1,33 +1,29 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/server/db/client';
 import { engineLayouts } from '@/server/db/engines';
+import { projectRoot } from '@/server/paths';
 import { eventPayload } from '@/server/webhooks/outbox';
-import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, plantFields, type PlantFieldName, type StoredFields, toPlant } from '@/shared/plants';
+import { OPTIONAL_PLANT_FIELDS, type Plant, PLANT_FIELD_NAMES, type StoredFields, toPlant } from '@/shared/plants';
 import { latestWebhookOutboxMigration, webhookPayloadMembers } from '@/tooling/plant-event-sql';
 import { signIn } from '@test-support/actors';
+import { exampleOf, withEveryField } from '@test-support/plant-fields';
 
 import { plantsCsv } from './export';
 
 /**
  * The plant's fields are declared once (shared/plants.ts, `plantFields`) and everything else is derived. These
  * tests hold what cannot be derived to the declaration (the Prisma models, the webhook triggers' SQL, which a
- * past migration wrote), and carry a plant with every declared field set through every path a plant takes,
- * so a path that drops a field fails here, whatever the field is.
+ * migration wrote; the other triggers the fields decide: src/tooling/plant-field-triggers.test.ts and
+ * e2e/api/plant-field-triggers.test.ts), and carry a plant with every declared field set through every path a
+ * plant takes, so a path that drops a field fails here, whatever the field is.
  */
 
-/** Each field's documented example (its `.meta({ example })`): a valid value of it. */
-function exampleOf(field: PlantFieldName): string {
-  const declared: z.ZodType = plantFields[field];
-  const example = z.globalRegistry.get(declared instanceof z.ZodOptional ? (declared.unwrap() as z.ZodType) : declared)?.example;
-  if (typeof example !== 'string') throw new Error(`the plant field ${field} needs a text example in its .meta() (the document shows it; this test writes it)`);
-  return example;
-}
-
-const withEveryField = (id: bigint, suffix = ''): Plant => ({ id, ...Object.fromEntries(PLANT_FIELD_NAMES.map((field) => [field, `${exampleOf(field)}${suffix}`])) }) as Plant;
 const ANSWER_KEYS = ['id', ...PLANT_FIELD_NAMES];
 
 describe('the declared plant fields', () => {
@@ -35,6 +31,12 @@ describe('the declared plant fields', () => {
     expect(Object.keys(Prisma.PlantScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
     expect(Object.keys(Prisma.PlantTombstoneScalarFieldEnum)).toEqual(expect.arrayContaining(ANSWER_KEYS));
     expect(Object.keys(Prisma.PlantChangeScalarFieldEnum)).toEqual(expect.arrayContaining(PLANT_FIELD_NAMES));
+  });
+
+  it('are each a row of the Plants table in docs/api.md, in order (its words are written by hand)', () => {
+    const api = fs.readFileSync(path.join(projectRoot, 'docs', 'api.md'), 'utf8');
+    const table = api.slice(api.indexOf('\n## Plants\n'), api.indexOf('\n## ', api.indexOf('\n## Plants\n') + 1));
+    expect([...table.matchAll(/^\| `(\w+)` \|/gm)].map((row) => row[1])).toEqual(ANSWER_KEYS);
   });
 
   it("are what the live feed's log holds of a create and an update (SQLite's triggers, live), as the feed's events carry them", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { INT64_MAX, INT64_MIN } from '@/shared/plants';
+import { listed } from '@/shared/messages';
+import { INT64_MAX, INT64_MIN, PLANT_FIELD_NAMES } from '@/shared/plants';
 import { callerFor, failureOf, signIn } from '@test-support/actors';
 
 describe('plants router', () => {
@@ -74,7 +75,7 @@ describe('plants router', () => {
       [{ id: 1n, name: '   ' }, 'invalidValue', 'name must not be only white space'],
       [{ id: 1n, name: 'a\u0007b' }, 'invalidValue', 'name must not contain control characters'],
       [{ id: 1n, name: 'x', tag: '' }, 'invalidValue', 'tag must not be empty'],
-      [{ id: 1n, name: 'x', ownerId: 1 }, 'unknownField', 'unknown field "ownerId": a new plant has only id, name and tag'],
+      [{ id: 1n, name: 'x', ownerId: 1 }, 'unknownField', `unknown field "ownerId": a new plant has only ${listed(['id', ...PLANT_FIELD_NAMES])}`],
     ] as const;
     for (const [input, kind, message] of cases) {
       // @ts-expect-error the point is input the types would not allow

@@ -3,15 +3,16 @@ import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
 import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
-import { listPlantsInput, newPlantSchema, patchPlantInput, plantIdParam } from '@/shared/plants';
-import { deletePlantsInput, plantChangesInput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput, plantPageInput, plantPageOutput } from '@/shared/plant-table';
+import { listPlantsInput, newPlantSchema, patchPlantInput, plantFilters, plantIdParam } from '@/shared/plants';
+import { deletePlantsInput, PLANT_SORT_KEYS, plantChangesInput, plantPageInput, plantPageOutput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput } from '@/shared/plant-table';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
-import { AppError, errorCatalog } from '@/shared/errors';
+import { AppError } from '@/shared/errors';
 import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { exportFile } from './export';
 import { importsRouter } from './import/router';
 import { plantChanges, REPLAY_MAX } from './live/feed';
 import { pagePlants } from './page';
@@ -23,8 +24,21 @@ import { plantListVersion } from './versions';
 const tokenId = (ctx: Context) => (ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : 0);
 
 const tags = ['plants'];
-/** What a body's fields can be refused for (the REST door adds its own failures: http/rest/door-errors.ts). */
-const fieldErrors = ['missingField', 'wrongType', 'invalidValue', 'unknownField'] as const;
+
+/** The export's query: the list's filters, and the table's order as two parameters (`sort`, `dir`). */
+const exportPlantsQuery = z.object({
+  ...plantFilters,
+  sort: z
+    .enum(PLANT_SORT_KEYS, { error: `sort must be one of ${PLANT_SORT_KEYS.join(', ')}` })
+    .optional()
+    .meta({ description: 'The order; ties go by id. Default: id.' }),
+  dir: z.enum(['asc', 'desc'], { error: 'dir must be asc or desc' }).optional().meta({ description: 'asc (default) or desc.' }),
+});
+
+/** The export's result: the file's text, chunk by chunk, as it is made (the document calls it a string). */
+const csvChunks = z
+  .custom<AsyncIterable<string>>((value) => typeof value === 'object' && value !== null && Symbol.asyncIterator in value, { error: 'the export is a stream of text' })
+  .meta({ override: { type: 'string' } });
 
 /** Read by the REST chain (http/rest/idempotency.ts); the tRPC door has no such header. */
 const idempotencyHeader = z.object({
@@ -51,16 +65,15 @@ export const plantsRouter = createTRPCRouter({
         successDescription: 'The plant as stored (or, with `Idempotent-Replayed: true`, the answer the first request with this Idempotency-Key got)',
         requestHeaders: idempotencyHeader,
         responseHeaders: replayedHeader,
-        errors: [...fieldErrors, 'plantIdTaken'],
       },
       mcp: {
         description:
-          `Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet (error ${errorCatalog.plantIdTaken.value} if one has, even one you cannot see). name is 1 to ${NAME_MAX_LENGTH} characters, tag (optional) 1 to ${TAG_MAX_LENGTH}. Returns the plant as stored.`,
+          `Add a plant to the catalogue. You choose its id: an int64 that no plant in the whole store has yet. name is 1 to ${NAME_MAX_LENGTH} characters, tag (optional) 1 to ${TAG_MAX_LENGTH}. Returns the plant as stored.`,
       },
     })
     .input(newPlantSchema)
     .output(plantAnswer)
-    .declare({ cost: FIXED_COSTS.writePlant })
+    .declare({ cost: FIXED_COSTS.writePlant, errors: { plantIdTaken: 'when a plant has this id already, even one you cannot see' } })
     .mutation(({ ctx, input }) => createPlant(ctx.actor, input)),
 
   list: protectedProcedure
@@ -84,7 +97,6 @@ export const plantsRouter = createTRPCRouter({
           Link: nextPageLinkHeader('`<…/api/plants?limit=N&after=LASTID>; rel="next"` when more plants follow (RFC 8288)'),
           ETag: z.string().max(29).regex(/^"[\w-]{27}"$/).meta({ description: 'A strong validator of this answer: send it back as `If-None-Match` to poll without reading the list again' }),
         }),
-        errors: ['invalidQueryParameter', 'ownerFilterForAdmins'],
       },
       conditional: plantListVersion,
       mcp: {
@@ -94,7 +106,7 @@ export const plantsRouter = createTRPCRouter({
     })
     .input(listPlantsInput)
     .output(z.array(plantAnswer).max(PAGE_LIMIT_MAX))
-    .declare({ cost: ({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q) })
+    .declare({ cost: ({ limit = PAGE_LIMIT_DEFAULT, q }) => Math.ceil(limit / ROWS_PER_UNIT) + searchCost(q), errors: { ownerFilterForAdmins: true } })
     .query(async ({ ctx, input }) => {
       const { limit = PAGE_LIMIT_DEFAULT, after, tag, q, owner } = input;
       const filters = { ...(tag === undefined ? {} : { tag }), ...(q === undefined ? {} : { q }), ...(owner === undefined ? {} : { owner }) };
@@ -117,47 +129,46 @@ export const plantsRouter = createTRPCRouter({
         description:
           'The body is a JSON merge patch (RFC 7396), sent as `application/merge-patch+json` or `application/json`: `{"name": …}` renames, `{"tag": …}` re-tags, `{"tag": null}` removes the tag. The id cannot change.',
         successDescription: 'The plant as stored after the change',
-        errors: ['wrongType', 'invalidValue', 'unknownField', 'invalidPathParameter', 'emptyPatch', 'plantNotFound'],
       },
       mcp: {
         description:
-          `Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored. A plant you have no access to is not found (error ${errorCatalog.plantNotFound.value}), exactly like a missing one.`,
+          `Rename or re-tag one plant by its id: name renames it, tag re-tags it, tag null removes its tag; give at least one of them. The id never changes. Returns the plant as stored.`,
       },
     })
     .input(patchPlantInput)
     .output(plantAnswer)
-    .declare({ cost: FIXED_COSTS.writePlant })
+    .declare({ cost: FIXED_COSTS.writePlant, errors: { emptyPatch: 'when neither name nor tag is given', plantNotFound: 'when no plant has this id or you have no access to it' } })
     .mutation(({ ctx, input: { id, ...patch } }) => updatePlant(ctx.actor, id, patch)),
 
   /** The admin page's table: a page with its total and position (tRPC only; REST pages with `after`). */
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .declare({ cost: ({ size, q }) => TABLE_PAGE_COST + Math.ceil(size / ROWS_PER_UNIT) + searchCost(q) })
+    .declare({ cost: ({ size, q }) => TABLE_PAGE_COST + Math.ceil(size / ROWS_PER_UNIT) + searchCost(q), errors: { ownerFilterForAdmins: true } })
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */
   deleteMany: protectedProcedure
     .input(deletePlantsInput)
-    .declare({ cost: ({ selection }) => bulkSelectionCost(selection) })
+    .declare({ cost: ({ selection }) => bulkSelectionCost(selection), errors: { ownerFilterForAdmins: true } })
     .mutation(({ ctx, input }) => bulkDelete(ctx.actor, ctx.charge, input.selection, input.keepForUndo)),
 
   /** The admin page's bulk re-tag (null removes the tag), like deleteMany (tRPC only). */
   retagMany: protectedProcedure
     .input(retagPlantsInput)
-    .declare({ cost: ({ selection }) => bulkSelectionCost(selection) })
+    .declare({ cost: ({ selection }) => bulkSelectionCost(selection), errors: { ownerFilterForAdmins: true } })
     .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag, input.onlyFrom)),
 
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
   restore: protectedProcedure
     .input(restorePlantsInput)
-    .declare({ cost: ({ ids }) => bulkPlantsCost(ids) })
+    .declare({ cost: ({ ids }) => bulkPlantsCost(ids), errors: {} })
     .mutation(({ ctx, input }) => restorePlants(ctx.actor, input.ids)),
 
   /** The tags that exist, with counts, by a case-insensitive prefix: the tag filter's choices (tRPC only). */
   tags: protectedProcedure
     .input(tagSuggestionsInput)
-    .declare({ cost: (input, { actor }) => tagSuggestionCost(actor, input) })
+    .declare({ cost: (input, { actor }) => tagSuggestionCost(actor, input), errors: { ownerFilterForAdmins: true } })
     .query(({ ctx, input }) => suggestTags(ctx.actor, input)),
 
   /**
@@ -166,7 +177,7 @@ export const plantsRouter = createTRPCRouter({
    */
   changes: protectedProcedure
     .input(plantChangesInput)
-    .declare({ cost: (input) => FIXED_COSTS.openLiveFeed + (input?.lastEventId ? Math.ceil(REPLAY_MAX / REPLAYED_EVENTS_PER_UNIT) : 0) })
+    .declare({ cost: (input) => FIXED_COSTS.openLiveFeed + (input?.lastEventId ? Math.ceil(REPLAY_MAX / REPLAYED_EVENTS_PER_UNIT) : 0), errors: {} })
     .subscription(async function* ({ ctx, input, signal }) {
       try {
         for await (const [id, event] of plantChanges(ctx.actor, tokenId(ctx), input?.lastEventId, signal)) yield tracked(id, event);
@@ -179,11 +190,11 @@ export const plantsRouter = createTRPCRouter({
     }),
 
   /** An id that is free now, for the add form (tRPC only). */
-  suggestId: protectedProcedure.declare({ cost: 1 }).query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),
+  suggestId: protectedProcedure.declare({ cost: 1, errors: {} }).query(async ({ ctx }) => ({ id: await suggestPlantId(ctx.actor) })),
 
   /** User names for the owner filter (admins, tRPC only). */
   owners: procedureNeeding('plants:any')
-    .declare({ cost: async () => 1 + Math.ceil((await countUserNames()) / ROWS_PER_UNIT) })
+    .declare({ cost: async () => 1 + Math.ceil((await countUserNames()) / ROWS_PER_UNIT), errors: {} })
     .query(() => listUserNames()),
 
   delete: protectedProcedure
@@ -196,17 +207,56 @@ export const plantsRouter = createTRPCRouter({
         summary: 'Delete a plant',
         description: 'Deletes a plant the caller has access to. A plant the caller has no access to is answered exactly as one that does not exist (404).',
         successDescription: 'Deleted; no body',
-        errors: ['invalidPathParameter', 'plantNotFound'],
       },
       mcp: {
         description:
-          `Delete one plant by its id, for good. There is no result on success; a plant you have no access to, or one already deleted, is not found (error ${errorCatalog.plantNotFound.value}).`,
+          'Delete one plant by its id, for good. There is no result on success.',
       },
     })
     .input(plantIdParam)
     .output(z.void())
-    .declare({ cost: FIXED_COSTS.writePlant })
+    .declare({ cost: FIXED_COSTS.writePlant, errors: { plantNotFound: 'when no plant has this id (or not any more), or you have no access to it' } })
     .mutation(({ ctx, input }) => deletePlant(ctx.actor, input.id)),
+
+  /**
+   * Every plant of the caller's view as one CSV file, streamed (plants/export.ts): REST's `GET /plants/export`,
+   * or a streaming tRPC link. A failure before the first byte is the contract's JSON error; one after it can only
+   * cut the file short, so the connection is reset and a partial file is never taken for a whole one.
+   */
+  export: protectedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/plants/export',
+        tags,
+        operationId: 'exportPlants',
+        summary: 'Every plant you have access to, as a CSV file',
+        description:
+          'The plants `GET /plants` would list with the same filters, all of them, in one CSV file (RFC 4180: a UTF-8 byte order mark, a header line, CRLF line ends; ids exact; text that a spreadsheet would run as a formula starts with an apostrophe). Admins get the owner and creation time too. Streamed; charged to the token at 1,000 rows per batch, and one export per token runs at a time.',
+        successDescription: 'The CSV file: `id,name,tag` (members) or `id,name,tag,owner,created` (admins)',
+        responseHeaders: z.object({
+          'Content-Disposition': z
+            .string()
+            .max(64)
+            .regex(/^attachment; filename="plants-\d{4}-\d{2}-\d{2}\.csv"$/)
+            .meta({ description: '`attachment; filename="plants-YYYY-MM-DD.csv"`' }),
+        }),
+      },
+      file: 'text/csv; charset=utf-8; header=present',
+    })
+    .input(exportPlantsQuery)
+    .output(csvChunks)
+    // The door's unit; each batch is charged as it is read, waiting for the bucket rather than failing half written.
+    .declare({ cost: 1, errors: { ownerFilterForAdmins: true, tooManyRequests: 'when an export of this token is still running, or the server has as many open as it takes' } })
+    .query(({ ctx, input: { sort, dir = 'asc', ...filters }, signal }) => {
+      ctx.responseHints.headers = { ...ctx.responseHints.headers, 'Content-Disposition': `attachment; filename="plants-${new Date().toISOString().slice(0, 10)}.csv"` };
+      const caller = {
+        tokenId: tokenId(ctx),
+        actor: ctx.actor,
+        headers: (headers: Record<string, string>) => void (ctx.responseHints.headers = { ...ctx.responseHints.headers, ...headers }),
+      };
+      return exportFile(caller, ctx.takeUnits, { ...filters, ...(sort === undefined ? {} : { sort: { key: sort, dir } }) }, signal);
+    }),
 
   /** CSV import: a file in parts, its preview, its apply in the background (import/router.ts). */
   imports: importsRouter,

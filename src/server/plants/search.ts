@@ -2,6 +2,7 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import { db, engine } from '@/server/db/client';
+import { containsText } from '@/server/db/dialect';
 import { foldForSearch } from '@/shared/plants';
 
 import { indexable, type NameSearch, TRIGRAM_LENGTH } from './name-search';
@@ -257,7 +258,7 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
 
 /** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
 export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."nameFolded"`): Prisma.Sql {
-  return engine === 'sqlite' ? Prisma.sql`instr(${column}, ${folded}) > 0` : Prisma.sql`strpos(${column}, ${folded}) > 0`;
+  return containsText(column, folded);
 }
 
 /**

@@ -18,8 +18,8 @@ export { scopeVersion };
  * client polling with `If-None-Match` is answered 304 without the list's query running.
  *
  * PlantListVersion counts the committed changes of each owner's plants; triggers on Plant bump it in the
- * statement that makes the change (migrations *_plant_list_versions), whichever door, process or instance
- * made it, so the version is right across processes on SQLite and across instances on PostgreSQL.
+ * statement that makes the change (their SQL: src/tooling/plant-field-triggers.ts), whichever door, process or
+ * instance made it, so the version is right across processes on SQLite and across instances on PostgreSQL.
  * - A member sees their own plants: their row's count. Another owner's change does not touch it.
  * - An admin sees every plant: the sum of all rows. Every change raises it and rows are never deleted, so a
  *   sum never comes back; one row per owner that ever had a plant is read (a hot row bumped by every write

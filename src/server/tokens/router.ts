@@ -14,7 +14,7 @@ const manageTokens = procedureNeeding('tokens:manage');
  */
 export const tokensRouter = createTRPCRouter({
   /** `current` marks the token the caller signed in with, so the page can warn before revoking it. */
-  list: manageTokens.declare({ cost: async () => 1 + Math.ceil((await countTokens()) / TOKENS_PER_UNIT) }).query(async ({ ctx }) => {
+  list: manageTokens.declare({ cost: async () => 1 + Math.ceil((await countTokens()) / TOKENS_PER_UNIT), errors: {} }).query(async ({ ctx }) => {
     const tokens = await listTokens();
     const currentTokenId = ctx.auth.status === 'signedIn' ? ctx.auth.tokenId : undefined;
     const now = new Date();
@@ -25,20 +25,20 @@ export const tokensRouter = createTRPCRouter({
     return tokens.map((token) => ({ ...token, current: token.id === currentTokenId, lastAdminToken: token.id === lastAdminTokenId }));
   }),
 
-  create: manageTokens.input(createTokenInput).declare({ cost: FIXED_COSTS.issueToken }).mutation(async ({ input }) => {
+  create: manageTokens.input(createTokenInput).declare({ cost: FIXED_COSTS.issueToken, errors: {} }).mutation(async ({ input }) => {
     const expiresAt = input.expiresInDays === undefined ? undefined : new Date(Date.now() + input.expiresInDays * 86_400_000);
     const issued = await issueToken({ userName: input.userName, role: input.role, ...(expiresAt ? { expiresAt } : {}) });
     return { id: issued.id, token: issued.token, prefix: issued.prefix, userName: issued.user.name, role: issued.user.role, expiresAt: expiresAt ?? null };
   }),
 
   /** Makes the user of a token an admin or a member; the last admin with a working token stays one (lastAdmin). */
-  setRole: manageTokens.input(setRoleInput).declare({ cost: FIXED_COSTS.setRole }).mutation(async ({ input }) => {
+  setRole: manageTokens.input(setRoleInput).declare({ cost: FIXED_COSTS.setRole, errors: { tokenNotFound: true, lastAdmin: true } }).mutation(async ({ input }) => {
     const changed = await setRoleOfTokenUser(input.id, input.role);
     if (!changed) throw new AppError('tokenNotFound', `no token with id ${input.id}`, 'id');
     return changed;
   }),
 
-  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).declare({ cost: FIXED_COSTS.revokeToken }).mutation(async ({ input }) => {
+  revoke: manageTokens.input(z.strictObject({ id: z.int().positive() })).declare({ cost: FIXED_COSTS.revokeToken, errors: { tokenNotFound: true, lastAdmin: true } }).mutation(async ({ input }) => {
     if (!(await revokeToken(input.id))) throw new AppError('tokenNotFound', `no token with id ${input.id}`, 'id');
   }),
 });

@@ -4,7 +4,9 @@ import { hash, randomBytes } from 'node:crypto';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Role } from '@/generated/prisma/enums';
-import { db, engine, isUniqueViolation } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { writeAlone } from '@/server/db/dialect';
+import { isUniqueViolation } from '@/server/db/error-codes';
 import { AppError } from '@/shared/errors';
 
 import type { Actor } from '@/server/auth/permissions';
@@ -47,19 +49,9 @@ function anotherActiveAdminToken(now: Date, except: { tokenId?: number; userId?:
       ${except.userId === undefined ? Prisma.empty : Prisma.sql`AND u.id <> ${except.userId}`})`;
 }
 
-/**
- * Runs a last-admin guarded write so that two of them can never both pass their check. On SQLite one UPDATE
- * takes the database's single write lock before it reads anything, in this process and any other, so its
- * subquery sees every committed write and nobody writes until it ends. PostgreSQL lets two transactions
- * each read the other's row as still valid (write skew on different rows), so there the write runs in a
- * transaction behind one transaction-scoped advisory lock that every guarded write takes.
- */
+/** Every last-admin guarded write takes this lock on PostgreSQL (db/dialect.ts, `writeAlone`), so two never both pass their check. */
 const LAST_ADMIN_LOCK = 72_707_370;
-async function guardedWrite(statement: Prisma.Sql): Promise<number> {
-  if (engine === 'sqlite') return db.$executeRaw(statement);
-  const [, changed] = await db.$transaction([db.$executeRaw`SELECT pg_advisory_xact_lock(${LAST_ADMIN_LOCK})`, db.$executeRaw(statement)]);
-  return changed;
-}
+const guardedWrite = (statement: Prisma.Sql) => writeAlone(statement, LAST_ADMIN_LOCK);
 
 /**
  * Creates the user when it does not exist yet; an existing user takes the role given, if any, except that

@@ -10,10 +10,11 @@ export type ProcedureRef = { path: string; type: TRPCProcedureType };
  * its server-side caller run), the door's context and the input the door assembled. The procedure's
  * guard, input and output parsing and errors apply exactly as on the tRPC door; without the caller's
  * proxy, nothing is built per call but the call's options. Throws what the procedure throws (a TRPCError).
+ * `signal` ends what the procedure streams (a file: its client went away).
  */
 export function createProcedureCaller(router: AnyTRPCRouter) {
-  return function callProcedure(procedure: ProcedureRef, input: unknown, ctx: Context): Promise<unknown> {
-    return callTRPCProcedure({ router, path: procedure.path, type: procedure.type, ctx, getRawInput: async () => input, signal: undefined, batchIndex: 0 });
+  return function callProcedure(procedure: ProcedureRef, input: unknown, ctx: Context, signal?: AbortSignal): Promise<unknown> {
+    return callTRPCProcedure({ router, path: procedure.path, type: procedure.type, ctx, getRawInput: async () => input, signal, batchIndex: 0 });
   };
 }
 

@@ -19,7 +19,7 @@ describe('a procedure declares its cost', () => {
   it('holds for every procedure of the app', () => {
     const procedures = proceduresOf(appRouter);
     expect(procedures.length).toBeGreaterThan(20);
-    expect(procedures.filter(([, procedure]) => procedure._def.meta?.cost === undefined).map(([path]) => path)).toEqual([]);
+    expect(procedures.filter(([, procedure]) => procedure._def.meta?.cost === undefined || procedure._def.meta.errors === undefined).map(([path]) => path)).toEqual([]);
   });
 
   it('cannot be made without one: the builder has no query before .declare()', () => {
@@ -31,7 +31,7 @@ describe('a procedure declares its cost', () => {
 
   it('is refused by the router when a procedure was made around the builder', () => {
     const stray = initTRPC.context<object>().create().procedure.query(() => 'free');
-    expect(() => createTRPCRouter({ stray } as never)).toThrow(/procedures without a declared cost \(\.declare\(\{ cost \}\)\): stray/);
+    expect(() => createTRPCRouter({ stray } as never)).toThrow(/procedures without a declared cost and errors \(\.declare\(\{ cost, errors \}\)\): stray/);
   });
 });
 
@@ -40,13 +40,13 @@ describe('the declared cost', () => {
   const router = createTRPCRouter({
     rows: protectedProcedure
       .input(z.object({ rows: z.number() }))
-      .declare({ cost: ({ rows }) => rows / 10 })
+      .declare({ cost: ({ rows }) => rows / 10, errors: {} })
       .query(({ input }) => ran.push(`rows ${input.rows}`)),
     counted: protectedProcedure
       .input(z.object({ of: z.string() }))
-      .declare({ cost: async ({ of }, { actor }) => (actor.name === 'declare-member' ? of.length : 0) })
+      .declare({ cost: async ({ of }, { actor }) => (actor.name === 'declare-member' ? of.length : 0), errors: {} })
       .mutation(({ input }) => ran.push(`counted ${input.of}`)),
-    fixed: protectedProcedure.declare({ cost: 3 }).query(() => ran.push('fixed')),
+    fixed: protectedProcedure.declare({ cost: 3, errors: {} }).query(() => ran.push('fixed')),
   });
 
   /** A caller whose bucket holds `left` units beyond the door's one, and the charges it was asked for. */

@@ -10,7 +10,7 @@ import { type AuthState, authFailure } from '@/server/auth/auth-state';
 import { type Actor, can, type Permission } from '@/server/auth/permissions';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { inProcedureSpan } from '@/server/observability/tracing';
-import { AppError, errorCatalog, type ErrorKind } from '@/shared/errors';
+import { AppError, errorCatalog, type ErrorMap } from '@/shared/errors';
 
 import { transformer } from './transformer';
 
@@ -40,6 +40,11 @@ export type Context = {
    */
   charge: (units: number) => Promise<void>;
   /**
+   * As `charge`, but a refusal is answered rather than thrown: how long until the bucket holds the units. For
+   * work that waits for its units instead of failing half done (a file being streamed: plants/export.ts).
+   */
+  takeUnits: (units: number) => Promise<{ retryAfterMs: number } | undefined>;
+  /**
    * How many procedure calls of this request have started (a tRPC batch makes several): each after the
    * first starts on a turn of the event loop of its own (see `guard`).
    */
@@ -61,6 +66,10 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
     auth,
     responseHints,
     callsStarted: 0,
+    async takeUnits(units) {
+      const refused = await chargeBucket?.(units);
+      return refused && { retryAfterMs: refused.retryAfterMs };
+    },
     async charge(units) {
       const refused = await chargeBucket?.(units);
       if (!refused) return;
@@ -72,11 +81,8 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
 
 /**
  * What a procedure declares beside its code, read by the doors:
- * - `openapi`: its REST operation (a procedure with it is public: it gets an operation and an MCP tool),
- *   with `errors`, the error kinds its input and service can answer there (a path value is 40008, a query
- *   value 40007, a body field 40002–40005). The REST door adds the kinds its own steps answer
- *   (http/rest/door-errors.ts); the OpenAPI document lists both per operation and status, from the
- *   catalogue. `errorResponses` is not used: the statuses follow from the kinds.
+ * - `openapi`: its REST operation (a procedure with it is public: it gets an operation and an MCP tool).
+ *   `errorResponses` is not used: the document's failures follow from `errors` (below).
  * - `permission`: the permission it needs (set by `procedureNeeding`), so a door can tell whom a procedure
  *   serves without calling it.
  * - `mcp.description`: for the MCP door, a description written for a model choosing a tool, where the
@@ -85,14 +91,19 @@ export function contextFor(auth: AuthState, requestId: string = randomUUID(), ch
  *   that version. The REST door makes the answer's ETag from it and answers `If-None-Match` with a 304
  *   without calling the procedure (http/rest/conditional.ts). The version is known at once (a string: the
  *   door may answer before the request takes a turn in the work queue) or is a read to run on its turn.
- * - `cost`: what a call costs (see `Cost`), set by `.declare()`, which every procedure must pass through.
+ * - `file`: for a query whose result is a file sent as it is made (an async iterable of text chunks), the file's
+ *   media type: REST streams it as that type (http/rest/chain.ts), tRPC to a streaming link; it is no MCP tool.
+ * - `cost`: what a call costs (see `Cost`), and `errors`: the failures it answers (see `ErrorMap`), both set by
+ *   `.declare()`, which every procedure must pass through.
  */
 export type ProcedureMeta = {
-  openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'> & { errors: readonly ErrorKind[] };
+  openapi?: Omit<NonNullable<OpenApiMeta['openapi']>, 'errorResponses'>;
   permission?: Permission;
   mcp?: { description?: string };
   conditional?: (actor: Actor) => string | (() => Promise<string>);
+  file?: string;
   cost?: Cost<never>;
+  errors?: ErrorMap;
 };
 
 /**
@@ -105,11 +116,8 @@ export type ProcedureMeta = {
  */
 export type Cost<Input> = number | ((input: Input, caller: { actor: Actor }) => number | Promise<number>);
 
-/**
- * What a procedure declares about itself beside its schemas, in one place: today its cost. (A procedure's
- * errors, now `openapi.errors`, belong here too once every door reads them from one map.)
- */
-export type Declaration<Input> = { cost: Cost<Input> };
+/** What a procedure declares about itself beside its schemas, in one place: its cost and its failures. */
+export type Declaration<Input> = { cost: Cost<Input>; errors: ErrorMap };
 
 const trpcCodeByStatus: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -164,13 +172,13 @@ export function proceduresOf(router: AnyTRPCRouter): [path: string, procedure: {
 }
 
 /**
- * A router, refused when one of its procedures has not declared its cost: a procedure cannot be served without
- * one (the builder has no query, mutation or subscription before `.declare()`; this catches one made around it).
+ * A router, refused when one of its procedures has not declared its cost and errors: a procedure cannot be served
+ * without them (the builder has no query, mutation or subscription before `.declare()`; this catches one made around it).
  */
 export const createTRPCRouter = ((record: Parameters<typeof t.router>[0]) => {
   const router = t.router(record);
-  const undeclared = proceduresOf(router).filter(([, procedure]) => procedure._def.meta?.cost === undefined);
-  if (undeclared.length > 0) throw new Error(`procedures without a declared cost (.declare({ cost })): ${undeclared.map(([path]) => path).join(', ')}`);
+  const undeclared = proceduresOf(router).filter(([, procedure]) => procedure._def.meta?.cost === undefined || procedure._def.meta.errors === undefined);
+  if (undeclared.length > 0) throw new Error(`procedures without a declared cost and errors (.declare({ cost, errors })): ${undeclared.map(([path]) => path).join(', ')}`);
   return router;
 }) as typeof t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -280,8 +288,8 @@ type Steps = {
 };
 
 function undeclared(builder: Steps): Undeclared {
-  const declare = ({ cost }: Declaration<never>) => {
-    const declared = builder.meta({ cost });
+  const declare = ({ cost, errors }: Declaration<never>) => {
+    const declared = builder.meta({ cost, errors });
     const charged = (resolver: Resolver) => chargedFirst(cost as Cost<unknown>, resolver);
     return {
       query: (resolver: Resolver) => declared.query(charged(resolver)),

@@ -1,8 +1,10 @@
 import 'server-only';
 
-import { db, isForeignKeyViolation, isRecordMissing } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { isForeignKeyViolation, isRecordMissing } from '@/server/db/error-codes';
 import { AppError } from '@/shared/errors';
-import { DELIVERY_BATCH_MAX, DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
+import { DELIVERY_BATCH_MAX } from '@/shared/limits';
+import { DISCARDED_ERROR, type QueueBatch, type WebhookDelivery } from '@/shared/webhooks';
 
 import { deliveryColumns, toDelivery } from './delivery-rows';
 import { noEndpoint } from './endpoints';

@@ -2,7 +2,8 @@ import 'server-only';
 
 import { isInteger, parse } from 'lossless-json';
 
-import { LAST_ERROR_MAX_LENGTH, type WebhookDelivery } from '@/shared/webhooks';
+import { LAST_ERROR_MAX_LENGTH } from '@/shared/limits';
+import type { WebhookDelivery } from '@/shared/webhooks';
 
 import { isoTime } from './iso-time';
 

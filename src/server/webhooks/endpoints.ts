@@ -2,6 +2,7 @@ import 'server-only';
 
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
+import { PREVIOUS_SECRET_GRACE_MS } from '@/shared/limits';
 import type { WebhookEndpoint, WebhookEventType } from '@/shared/webhooks';
 
 import { isoTime } from './iso-time';
@@ -15,8 +16,6 @@ import type { Lookup } from './ssrf';
  * rotate the signing secret. Knows nothing about HTTP: the worker sends, this keeps the rows.
  */
 
-/** A rotated-out secret still signs for this long, so receivers can switch without losing a delivery. */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
 
 const encodeEvents = (events: readonly WebhookEventType[]) => `,${[...events].sort().join(',')},`;
 const decodeEvents = (events: string) => events.split(',').filter(Boolean) as WebhookEventType[];

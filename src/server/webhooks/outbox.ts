@@ -12,10 +12,7 @@ import { stringify } from 'lossless-json';
  * cheap as it was when no endpoint exists. The delivery worker sends the rows afterwards.
  */
 
-/** Sent to one endpoint on request ("send test event"); nobody subscribes to it. */
-export const TEST_EVENT_TYPE = 'webhook.test';
-/** The `message` of every test event (the document declares it as a constant). */
-export const TEST_EVENT_MESSAGE = 'a test event from Plant Store';
+export { TEST_EVENT_MESSAGE, TEST_EVENT_TYPE } from '@/shared/webhooks';
 
 /**
  * The `webhook-id` of an event: the same for every endpoint and every attempt, so receivers can drop

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { SLICE_BUDGET_MS } from '@/server/background/slices';
 import { db } from '@/server/db/client';
 
-import { countOldDeliveries, DELIVERY_RETENTION_MS, sweepOldDeliveries } from './retention';
+import { DELIVERY_RETENTION_MS } from '@/shared/limits';
+
+import { countOldDeliveries, sweepOldDeliveries } from './retention';
 
 /**
  * The delivery log's retention on SQLite (the unit tests' engine): what a slice deletes, and what a slice and the

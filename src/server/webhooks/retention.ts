@@ -2,9 +2,8 @@ import 'server-only';
 
 import { type BackgroundJob, type SliceResult, startBackgroundJob } from '@/server/background/slices';
 import { db } from '@/server/db/client';
+import { DELIVERY_RETENTION_MS } from '@/shared/limits';
 
-/** Delivered and failed deliveries are kept this long for the delivery log, then swept. */
-export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** At most this many deliveries in one slice's delete (one parameter each). */
 const SWEEP_SLICE_MAX = 1_024;

@@ -2,11 +2,9 @@ import { z } from 'zod';
 
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { type Context, createTRPCRouter, procedureNeeding } from '@/server/trpc/init';
-import { BULK_ROWS_PER_UNIT, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
+import { BULK_ROWS_PER_UNIT, DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX, DELIVERY_ROWS_PER_UNIT, FIXED_COSTS } from '@/shared/limits';
 import {
   createWebhookEndpointInput,
-  DELIVERY_PAGE_DEFAULT,
-  DELIVERY_PAGE_MAX,
   DELIVERY_STATUSES,
   deliveryIdParam,
   listDeliveriesInput,
@@ -28,10 +26,7 @@ import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecre
 
 const manageWebhooks = procedureNeeding('webhooks:manage');
 const tags = ['webhooks'];
-/** Every operation here needs an admin (the REST door adds its own failures: http/rest/door-errors.ts). */
-const forAdmins = 'forbidden';
-const oneEndpoint = ['invalidPathParameter', 'webhookEndpointNotFound'] as const;
-const bodyErrors = ['wrongType', 'invalidValue', 'unknownField'] as const;
+const oneEndpoint = { webhookEndpointNotFound: true } as const;
 /**
  * A queue batch declares the call's one unit, and is charged its rows once it has found them, before they change,
  * as a bulk change of plants is: one unit per BULK_ROWS_PER_UNIT deliveries, the call's one included.
@@ -54,12 +49,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'List the webhook endpoints',
         description: 'Every registered endpoint by id, with how many deliveries wait for it and how many were given up. Never a signing secret.',
         successDescription: 'Every endpoint by id, with its count of waiting and failed deliveries (never a secret)',
-        errors: [forAdmins],
       },
     })
     .input(z.object({}))
     .output(z.array(webhookEndpointSchema))
-    .declare({ cost: () => countingCost(undefined, ['pending', 'failed']) })
+    .declare({ cost: () => countingCost(undefined, ['pending', 'failed']), errors: {} })
     .query(() => listEndpoints()),
 
   get: manageWebhooks
@@ -72,12 +66,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'One webhook endpoint',
         description: 'One endpoint: its URL, events, state and counts. Never its signing secret.',
         successDescription: 'The endpoint (never its secret)',
-        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
     .output(webhookEndpointSchema)
-    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']), errors: oneEndpoint })
     .query(({ input }) => getEndpoint(input.id)),
 
   create: manageWebhooks
@@ -91,12 +84,11 @@ export const webhooksRouter = createTRPCRouter({
         description:
           'Registers a URL to POST the chosen events to. The URL must be https to a public address (see `WEBHOOKS_ALLOW_HTTP` and `WEBHOOKS_ALLOW_PRIVATE`), checked now and before every attempt. The answer carries the signing secret, shown this once.',
         successDescription: 'The endpoint with its signing secret, shown this once',
-        errors: [forAdmins, 'missingField', ...bodyErrors, 'webhookUrlNotAllowed', 'webhooksNotConfigured'],
       },
     })
     .input(createWebhookEndpointInput)
     .output(webhookEndpointWithSecretSchema)
-    .declare({ cost: FIXED_COSTS.createWebhook })
+    .declare({ cost: FIXED_COSTS.createWebhook, errors: { webhookUrlNotAllowed: true, webhooksNotConfigured: true } })
     .mutation(({ input }) => createEndpoint(input)),
 
   update: manageWebhooks
@@ -109,12 +101,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'Change a webhook endpoint: URL, events, enabled, description',
         description: 'A merge patch of the URL, events, enabled and description. Enabling an endpoint clears its failure record and sends what waits for it.',
         successDescription: 'The endpoint as changed. Enabling it clears its failure record and sends what waits for it',
-        errors: [forAdmins, ...bodyErrors, 'webhookUrlNotAllowed', ...oneEndpoint],
       },
     })
     .input(updateWebhookEndpointInput)
     .output(webhookEndpointSchema)
-    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']) })
+    .declare({ cost: ({ id }) => countingCost(id, ['pending', 'failed']), errors: { webhookUrlNotAllowed: true, ...oneEndpoint } })
     .mutation(({ input }) => updateEndpoint(input)),
 
   delete: manageWebhooks
@@ -127,12 +118,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'Delete a webhook endpoint and its delivery log',
         description: 'Deletes the endpoint with its delivery log; nothing more is sent to it.',
         successDescription: 'Deleted; no body',
-        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
     .output(z.void())
-    .declare({ cost: ({ id }) => deletingCost(id) })
+    .declare({ cost: ({ id }) => deletingCost(id), errors: oneEndpoint })
     .mutation(({ input }) => deleteEndpoint(input.id)),
 
   rotateSecret: manageWebhooks
@@ -145,12 +135,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'Give the endpoint a new signing secret',
         description: 'A new signing secret, shown this once. For 24 hours deliveries carry two signatures, one per secret, so the receiver can switch. Takes no body.',
         successDescription: 'The new secret, shown this once; for 24 hours deliveries carry signatures with both',
-        errors: [forAdmins, ...oneEndpoint, 'webhooksNotConfigured'],
       },
     })
     .input(webhookEndpointIdParam)
     .output(webhookSecretSchema)
-    .declare({ cost: FIXED_COSTS.rotateWebhookSecret })
+    .declare({ cost: FIXED_COSTS.rotateWebhookSecret, errors: { ...oneEndpoint, webhooksNotConfigured: true } })
     .mutation(({ input }) => rotateSecret(input.id)),
 
   sendTest: manageWebhooks
@@ -163,12 +152,11 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'Send a webhook.test event to this endpoint',
         description: 'Queues a `webhook.test` event for this endpoint only, after what already waits for it. Takes no body.',
         successDescription: 'The delivery queued; follow it in the delivery log',
-        errors: [forAdmins, ...oneEndpoint],
       },
     })
     .input(webhookEndpointIdParam)
     .output(webhookDeliverySchema)
-    .declare({ cost: FIXED_COSTS.sendWebhookTest })
+    .declare({ cost: FIXED_COSTS.sendWebhookTest, errors: oneEndpoint })
     .mutation(({ input }) => sendTestEvent(input.id)),
 
   deliveries: manageWebhooks
@@ -185,7 +173,6 @@ export const webhooksRouter = createTRPCRouter({
         responseHeaders: z.object({
           Link: nextPageLinkHeader('`<…?limit=N&before=LASTID>; rel="next"` when older deliveries follow (RFC 8288)'),
         }),
-        errors: [forAdmins, ...oneEndpoint, 'invalidQueryParameter'],
       },
       mcp: {
         description:
@@ -194,7 +181,7 @@ export const webhooksRouter = createTRPCRouter({
     })
     .input(listDeliveriesInput)
     .output(z.array(webhookDeliverySchema).max(DELIVERY_PAGE_MAX))
-    .declare({ cost: ({ limit = DELIVERY_PAGE_DEFAULT }) => Math.ceil(limit / DELIVERY_ROWS_PER_UNIT) })
+    .declare({ cost: ({ limit = DELIVERY_PAGE_DEFAULT }) => Math.ceil(limit / DELIVERY_ROWS_PER_UNIT), errors: oneEndpoint })
     .query(async ({ ctx, input }) => {
       const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
       const page = await listDeliveries({ id: input.id, limit, before: input.before, status: input.status });
@@ -210,21 +197,21 @@ export const webhooksRouter = createTRPCRouter({
    */
   backlog: manageWebhooks
     .input(z.strictObject({ id: webhookEndpointIdParam.shape.id, deliveryId: deliveryIdParam.shape.id.optional() }))
-    .declare({ cost: async ({ id, deliveryId }) => (await countingCost(id, DELIVERY_STATUSES)) + (deliveryId === undefined ? 0 : (await countingCost(id, ['pending'])) - 1) })
+    .declare({ cost: async ({ id, deliveryId }) => (await countingCost(id, DELIVERY_STATUSES)) + (deliveryId === undefined ? 0 : (await countingCost(id, ['pending'])) - 1), errors: oneEndpoint })
     .query(({ input }) => endpointBacklog(input.id, input.deliveryId)),
 
   /** The queue's "Retry all" (tRPC only): a batch of deliveries in a state due at once, oldest first. */
   retryAll: manageWebhooks
     .input(retryAllInput)
     .output(queueBatchOutput)
-    .declare({ cost: 1 })
+    .declare({ cost: 1, errors: oneEndpoint })
     .mutation(({ ctx, input }) => retryAll(input.id, input.state, input.after, chargeRows(ctx))),
 
   /** The queue's "Discard" (tRPC only): a batch of waiting deliveries given up, oldest first. */
   discardWaiting: manageWebhooks
     .input(queueBatchInput)
     .output(queueBatchOutput)
-    .declare({ cost: 1 })
+    .declare({ cost: 1, errors: oneEndpoint })
     .mutation(({ ctx, input }) => discardWaiting(input.id, input.after, chargeRows(ctx))),
 
   retry: manageWebhooks
@@ -237,11 +224,10 @@ export const webhooksRouter = createTRPCRouter({
         summary: 'Retry a delivery now',
         description: 'Makes a pending or failed delivery due at once (after older deliveries to the same endpoint). Takes no body.',
         successDescription: 'The delivery, due at once (after older deliveries to the same endpoint)',
-        errors: [forAdmins, 'invalidPathParameter', 'webhookDeliveryNotFound'],
       },
     })
     .input(deliveryIdParam)
     .output(webhookDeliverySchema)
-    .declare({ cost: FIXED_COSTS.retryWebhookDelivery })
+    .declare({ cost: FIXED_COSTS.retryWebhookDelivery, errors: { webhookDeliveryNotFound: true } })
     .mutation(({ input }) => retryDelivery(input.id)),
 });

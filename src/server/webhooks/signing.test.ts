@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 
 import { decryptSecret, encryptSecret, newSigningSecret, SecretUnreadable } from './secrets';
-import { retryDelayMs, retryWindowMs, disableAfterMs } from './schedule';
+import { retryDelayMs, retryWindowMs, disableAfterMs } from './delivery/retry-schedule';
 import { webhookHeaders } from './signing';
 
 const key = Buffer.alloc(32, 1);

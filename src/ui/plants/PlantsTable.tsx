@@ -133,6 +133,17 @@ function Folded({ row, folded, sortedBy }: { row: PlantRow; folded: PlantColumn[
 }
 
 /**
+ * A declared field's column is as wide as its words say (fields.ts: the same width table/fit.ts counts with), set
+ * on the DOM element: the page's Content-Security-Policy allows no style attribute, and a stylesheet rule would be
+ * a second copy of the width. The name's column fills the rest.
+ */
+function fieldColumnWidth(column: PlantColumn) {
+  if (!isPlantField(column)) return undefined;
+  const { width } = PLANT_FIELD_UI[column].column;
+  return width === 'fill' ? undefined : (col: HTMLTableColElement | null) => col?.style.setProperty('width', `${width}rem`);
+}
+
+/**
  * The plants table: sortable headers, a checkbox per row (selection lives above, across pages), the row
  * actions, in-place editing, and the marks of the live feed. Columns fit the width (table/fit.ts); the
  * table moves like a grid (table/grid.ts). Compact: one line per row where the width allows.
@@ -313,7 +324,7 @@ export function PlantsTable(props: Props) {
         </caption>
         <colgroup>
           {shown.map((column) => (
-            <col key={column} className={column === 'id' ? `col-id col-id--${idWidth}` : `col-${column}`} />
+            <col key={column} className={column === 'id' ? `col-id col-id--${idWidth}` : `col-${column}`} ref={fieldColumnWidth(column)} />
           ))}
         </colgroup>
         <thead>

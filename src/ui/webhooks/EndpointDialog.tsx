@@ -3,7 +3,8 @@
 import { Check, Plus } from 'lucide-react';
 import { type FormEvent, useId, useRef, useState } from 'react';
 
-import { WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_EVENTS, type WebhookEndpoint, type WebhookEventType } from '@/shared/webhooks';
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH } from '@/shared/limits';
+import { WEBHOOK_EVENTS, type WebhookEndpoint, type WebhookEventType } from '@/shared/webhooks';
 import { type RouterOutputs, trpc } from '@/ui/trpc';
 
 import { Modal } from '../ConfirmDialog';

@@ -8,7 +8,7 @@ import { stringifyExactJson } from '@/server/http/rest/exact-json';
 import { INTERNAL_ERROR_MESSAGE, problemFromError } from '@/server/problems';
 import { createProcedureCaller, type ProcedureRef } from '@/server/trpc/call';
 import { type Context, type ProcedureMeta } from '@/server/trpc/init';
-import { errorCatalog } from '@/shared/errors';
+import { errorCatalog, type ErrorKind, type ErrorMap } from '@/shared/errors';
 
 import { exactArguments, int64AsText, type JsonSchema, queryAsArguments, sentence, toolSchema } from './json-schema';
 
@@ -70,6 +70,18 @@ function resultOf(output: z.ZodType | undefined, inputSchema: JsonSchema): { sha
   return { shape: 'value', outputSchema: wrapped('result') };
 }
 
+/**
+ * The failures a procedure declares (its error map), as a model choosing the tool reads them: each error value
+ * with when this procedure answers it, or else the catalogue's meaning. Those every call can meet (no token, the
+ * rate limit, a malformed argument) are said once, in the server's instructions.
+ */
+function errorsDescription(errors: ErrorMap | undefined): string[] {
+  const entries = Object.entries(errors ?? {}) as [ErrorKind, true | string][];
+  if (entries.length === 0) return [];
+  const each = entries.map(([kind, when]) => (when === true ? `${errorCatalog[kind].value}: ${errorCatalog[kind].meaning}` : sentence(`${errorCatalog[kind].value} ${when}`)));
+  return [`Errors of its own: ${each.join(' ')}`];
+}
+
 export type ToolCatalog = {
   /** The tools this actor may call, as `tools/list` answers them. */
   listFor(actor: Actor): Tool[];
@@ -91,18 +103,21 @@ export function buildToolCatalog(router: AnyTRPCRouter, options: { onFault: (err
   for (const [path, procedure] of Object.entries(router._def.procedures as Record<string, { _def: ProcedureDef }>)) {
     const { meta, inputs, output } = procedure._def;
     const openapi = meta?.openapi;
-    if (!openapi || openapi.enabled === false) continue;
+    // A file streamed as it is made is no tool result (one JSON message): REST and tRPC serve it.
+    if (!openapi || openapi.enabled === false || meta.file !== undefined) continue;
     const name = toolName(path);
     if (!TOOL_NAME.test(name)) throw new Error(`procedure ${path}: "${name}" is not a valid MCP tool name`);
     if (entries.has(name)) throw new Error(`procedure ${path}: another procedure already has the tool name "${name}"`);
     const inputSchema = inputSchemaOf(path, inputs);
     const { shape, outputSchema } = resultOf(output, inputSchema);
-    const description =
+    const description = [
       meta.mcp?.description ??
-      [openapi.summary, openapi.description, shape !== 'none' && openapi.successDescription ? `Returns: ${openapi.successDescription}` : undefined]
-        .filter((text): text is string => Boolean(text))
-        .map(sentence)
-        .join(' ');
+        [openapi.summary, openapi.description, shape !== 'none' && openapi.successDescription ? `Returns: ${openapi.successDescription}` : undefined]
+          .filter((text): text is string => Boolean(text))
+          .map(sentence)
+          .join(' '),
+      ...errorsDescription(meta.errors),
+    ].join(' ');
     const tool: Tool = {
       name,
       ...(openapi.summary ? { title: openapi.summary } : {}),

@@ -19,7 +19,8 @@ import { checkContentType } from './content-type';
 import { type CorsOrigins, preflightHeaders } from './cors';
 import { stringifyExactJson } from './exact-json';
 import { type Answered, answerOnce, IDEMPOTENCY_KEY_HEADER, readIdempotencyKey } from './idempotency';
-import { placeProblem, restInput } from './input';
+import { placeProblem } from './door-errors';
+import { restInput } from './input';
 import { parseAbsentBody, parseJsonObject } from './json-body';
 import { nextPageLink } from './paging-link';
 import { buildRouteTable } from './routing';
@@ -164,15 +165,37 @@ export function createRestChain(options: { router: AnyTRPCRouter; authenticate: 
     const known = etagFirst === undefined ? undefined : await answerKept(etagFirst);
     if (known !== undefined) return known;
     if (conditional && etagFirst === undefined) context.responseHints.versionWanted = true;
+    const refusal = (error: unknown): Reply => {
+      const problem = placeProblem(problemFromError(error, input), route);
+      if (problem.kind === 'internal') throw error;
+      return problemReply(problem, context.responseHints.headers);
+    };
+    /** A file the procedure makes as it is sent: read up to its first chunk here, so a failure before it is still a refusal. */
+    const fileReply = async (file: AsyncIterable<string>, mediaType: string): Promise<Reply> => {
+      const rest = file[Symbol.asyncIterator]();
+      const head = () => ({ 'Content-Type': mediaType, 'Cache-Control': 'no-store', ...context.responseHints.headers });
+      if (request.method === 'HEAD') {
+        await rest.return?.();
+        return { status: 200, headers: head(), body: null };
+      }
+      try {
+        const first = await rest.next();
+        return { status: 200, headers: head(), body: null, stream: { first, rest } };
+      } catch (error) {
+        return refusal(error);
+      }
+    };
+    // A file's client may leave while it is made: that ends the procedure's stream.
+    const clientLeft = route.file === undefined ? undefined : new AbortController();
+    if (clientLeft) response.once('close', () => clientLeft.abort(new Error('the client went away')));
     const answer = async (): Promise<Answered> => {
       let result: unknown;
       try {
-        result = await callProcedure(route.procedure, input, context);
+        result = await callProcedure(route.procedure, input, context, clientLeft?.signal);
       } catch (error) {
-        const problem = placeProblem(problemFromError(error, input), route);
-        if (problem.kind === 'internal') throw error;
-        return { reply: problemReply(problem, context.responseHints.headers), operationStarted: operationStarted(error) };
+        return { reply: refusal(error), operationStarted: operationStarted(error) };
       }
+      if (route.file !== undefined) return { reply: await fileReply(result as AsyncIterable<string>, route.file), operationStarted: true };
       if (result === undefined) return { reply: jsonReply(204, null), operationStarted: true };
       const { nextPageQuery } = context.responseHints;
       const json = stringifyExactJson(result);

@@ -1,5 +1,3 @@
-import type { Problem } from '@/server/problems';
-
 import type { RestRoute } from './routing';
 
 /**
@@ -19,18 +17,4 @@ export function restInput(route: RestRoute, searchParams: URLSearchParams, body:
     if (values.length > 0) input[name] = values.length === 1 ? values[0] : values;
   }
   return Object.assign(input, pathValues);
-}
-
-/**
- * Validation issues name a field; where the field came from decides the error value (a path value is 40008,
- * a query value 40007, a body field 40002–40005). The shared translation knows bodies only, so path and
- * query fields are re-sorted here, where that is known.
- */
-export function placeProblem(problem: Problem, route: RestRoute): Problem {
-  const fromInput = ['missingField', 'wrongType', 'invalidValue', 'unknownField'].includes(problem.kind);
-  if (!fromInput || !problem.field) return problem;
-  if (route.pathParameters.includes(problem.field)) return { ...problem, kind: 'invalidPathParameter' };
-  // Without a body, every other field came from the query.
-  if (route.method === 'GET' || route.method === 'DELETE') return { ...problem, kind: 'invalidQueryParameter' };
-  return problem;
 }

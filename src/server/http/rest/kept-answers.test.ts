@@ -49,12 +49,17 @@ describe('kept answers', () => {
   it('costs well under a microsecond a call when full, where one ordered Map costs tens', () => {
     const answers = keptAnswers();
     for (let i = 0; i < 20_000; i++) answers.set('/api/plants', `"${i}"`, { link: '', units: 0, ...(i % 10 === 0 ? { body: '[]' } : {}) });
-    const started = performance.now();
-    for (let i = 0; i < 20_000; i++) {
-      answers.set('/api/plants', `"new ${i}"`, { link: '', units: 0, body: '[]' });
-      answers.get('/api/plants', '"19990"');
-    }
+    // CPU time, the least of three rounds: a busy machine stretches the wall clock, not the work.
+    const rounds = [0, 1, 2].map((round) => {
+      const before = process.cpuUsage();
+      for (let i = 0; i < 20_000; i++) {
+        answers.set('/api/plants', `"new ${round} ${i}"`, { link: '', units: 0, body: '[]' });
+        answers.get('/api/plants', '"19990"');
+      }
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / 1000;
+    });
     // A bound against the pathology (7–25 µs a call measured), not a speed goal: 20,000 × 2 calls in 200 ms.
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(Math.min(...rounds)).toBeLessThan(200);
   });
 });

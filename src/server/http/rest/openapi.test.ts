@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NO_CONTROL_CHARACTERS } from '@/shared/control-characters';
 import { errorCatalog } from '@/shared/errors';
 import { BODY_LIMIT_BYTES } from '@/shared/limits';
+import { OPTIONAL_PLANT_FIELDS, PLANT_FIELD_NAMES } from '@/shared/plants';
 import { appRouter } from '@/server/app-router';
 
 import { stringifyExactJson } from './exact-json';
@@ -27,6 +28,8 @@ describe('OpenAPI document', () => {
     expect(Object.keys(document.paths!)).toEqual([
       '/plants',
       '/plants/{id}',
+      // A file streamed as it is made (`file` in its meta): documented as text/csv.
+      '/plants/export',
       '/plants/imports',
       '/plants/imports/{id}',
       '/plants/imports/{id}/parts/{part}',
@@ -40,8 +43,6 @@ describe('OpenAPI document', () => {
       '/webhooks/endpoints/{id}/test',
       '/webhooks/endpoints/{id}/deliveries',
       '/webhooks/deliveries/{id}/retry',
-      // Served beside the REST chain (http/rest/export.ts), and documented with the rest.
-      '/plants/export',
     ]);
   });
 
@@ -164,7 +165,11 @@ describe('OpenAPI document', () => {
 
   it('documents the Plant an answer carries with the same rules as the fields a client sends', () => {
     // Answers are checked for their shape only (src/server/plants/answer.ts); the document must not lose the rules.
-    expect(document.components!.schemas!.Plant).toEqual({
+    const { Plant: plant, NewPlant: newPlant } = document.components!.schemas! as Record<string, { properties: Record<string, unknown>; description: string }>;
+    expect(Object.keys(plant!.properties)).toEqual(['id', ...PLANT_FIELD_NAMES]);
+    expect(plant!.properties).toEqual(newPlant!.properties);
+    // The contract's fields, exactly.
+    expect(plant).toMatchObject({
       type: 'object',
       properties: {
         id: {
@@ -178,10 +183,11 @@ describe('OpenAPI document', () => {
         name: { type: 'string', minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS.source, description: 'The name of the plant', example: 'Monstera deliciosa' },
         tag: { type: 'string', minLength: 1, maxLength: 100, pattern: NO_CONTROL_CHARACTERS.source, description: 'Tag that specifies the type', example: 'tropical' },
       },
-      required: ['id', 'name'],
+      required: ['id', ...PLANT_FIELD_NAMES.filter((field) => !OPTIONAL_PLANT_FIELDS.includes(field))],
       additionalProperties: false,
-      description: 'A plant. `tag` is left out when the plant has none.',
     });
+    expect(plant!.description).toMatch(/^A plant\. .* left out when the plant has none\.$/);
+    for (const field of OPTIONAL_PLANT_FIELDS) expect(plant!.description).toContain(`\`${field}\``);
     const list = operation('/plants', 'get') as unknown as { responses: { 200: { content: { 'application/json': { schema: unknown } } } } };
     expect(list.responses[200].content['application/json'].schema).toEqual({ type: 'array', maxItems: 1000, items: { $ref: '#/components/schemas/Plant' } });
   });

@@ -6,14 +6,13 @@ import { createSchema } from 'zod-openapi';
 import type { z } from 'zod';
 
 import { errorCatalog, type ErrorKind } from '@/shared/errors';
-import { BODY_LIMIT_BYTES } from '@/shared/limits';
-import { TEST_EVENT_MESSAGE } from '@/server/webhooks/outbox';
+import { BODY_LIMIT_BYTES, DELIVERY_TIMEOUT_MS, PREVIOUS_SECRET_GRACE_MS, WEBHOOK_RETRY_BASE_DEFAULT_MS, WEBHOOK_RETRY_WINDOW_FACTOR } from '@/shared/limits';
 import { INT64_MAX, INT64_MIN, plantPatchSchema } from '@/shared/plants';
+import { TEST_EVENT_MESSAGE, TEST_EVENT_TYPE, WEBHOOK_EVENTS, type WebhookEventType } from '@/shared/webhooks';
 
 import { MESSAGE_MAX_LENGTH } from '../reply';
 
-import { doorErrorKinds } from './door-errors';
-import { EXPORT_ERRORS, EXPORT_PATH, exportOperationDocument } from './export';
+import { restErrorKinds } from './door-errors';
 import { restOperations } from './routing';
 
 export const API_VERSION = '1.3.0';
@@ -77,7 +76,7 @@ const LICENSE = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
 
 const TAGS = [
   { name: 'plants', description: 'The catalogue: create, list (by id, in pages, with filters), rename or re-tag, delete. Members see and change their own plants, admins all.' },
-  { name: 'webhooks', description: 'Admins only: endpoints that receive `plant.created` and `plant.deleted` events (see `webhooks`), and their delivery logs.' },
+  { name: 'webhooks', description: `Admins only: endpoints that receive ${WEBHOOK_EVENTS.map((type) => `\`${type}\``).join(' and ')} events (see \`webhooks\`), and their delivery logs.` },
 ];
 
 /** Headers an answer with this status carries, exactly as the guards and the chain send them. */
@@ -150,14 +149,14 @@ function markInt64(node: unknown): void {
 /**
  * The document trpc-to-openapi generates from the router, completed where the REST edge answers
  * differently from the library: every failure is an `Error` ({error, message}) whose `error` values are
- * the ones this operation can answer (the procedure's meta `errors` and the door's own, from the error
- * catalogue), a void procedure answers 204, a conditional one 304, 401, 409 and 429 carry their headers.
+ * the ones this operation can answer (its procedure's declared errors, its input's and the door's own,
+ * from the error catalogue), a void procedure answers 204, a conditional one 304, 401, 409 and 429 carry their headers.
  */
 export function buildOpenApiDocument(router: AnyTRPCRouter) {
   const failures = new Map(
-    restOperations(router).map(({ route, openapi }) => [`${route.method.toLowerCase()} ${route.template}`, [...new Set([...doorErrorKinds(route), ...openapi.errors])]]),
+    restOperations(router).map(({ route, procedure }) => [`${route.method.toLowerCase()} ${route.template}`, restErrorKinds(route, procedure)]),
   );
-  failures.set(`get ${EXPORT_PATH.slice('/api'.length)}`, [...EXPORT_ERRORS]);
+  const files = new Map(restOperations(router).flatMap(({ route }) => (route.file ? [[`${route.method.toLowerCase()} ${route.template}`, route.file.split(';')[0]!] as const] : [])));
   const conditional = new Set(restOperations(router).flatMap(({ route }) => (route.conditional ? [`${route.method.toLowerCase()} ${route.template}`] : [])));
   const document = generateOpenApiDocument(router, {
     title: 'Plant Store',
@@ -174,8 +173,6 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
   // The library registers its own error shape ({message, code, issues}) per code; this API never sends it.
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   Object.assign(schemas, inputComponents(router), createSchema(plantPatchSchema, { io: 'input' }).components, { Error: errorSchema, PlantImportPart: importPartSchema });
-  // The CSV export is served beside the procedures (http/rest/export.ts); its failures are completed below with the rest.
-  document.paths = { ...document.paths, [EXPORT_PATH.slice('/api'.length)]: structuredClone(exportOperationDocument) as NonNullable<typeof document.paths>[string] };
 
   // trpc-to-openapi rebuilds a body schema without its path parameters, which drops the component id;
   // where the rebuilt schema is a named component after all, refer to the component.
@@ -198,6 +195,9 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       // schema that also accepts the tRPC door's typed value.
       for (const parameter of operation.parameters ?? []) if (parameter.in === 'path') parameter.required = true;
       const responses = operation.responses;
+      // A file (the CSV export) is its media type's text, not JSON.
+      const file = files.get(`${method} ${path}`);
+      if (file) responses['200']!.content = { [file]: { schema: { type: 'string' } } };
       const success = responses['200'];
       const successJson = success?.content?.['application/json'];
       // A procedure with no result answers 204; an answer in another media type (the CSV export) is a 200.
@@ -216,7 +216,7 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
       for (const status of Object.keys(responses)) if (Number(status) >= 400) delete responses[status];
       const kinds = failures.get(`${method} ${path}`) ?? [];
       for (const status of [...new Set(kinds.map((kind) => errorCatalog[kind].status))].sort((a, b) => a - b)) {
-        const ofStatus = kinds.filter((kind) => errorCatalog[kind].status === status);
+        const ofStatus = kinds.filter((kind) => errorCatalog[kind].status === status).sort((a, b) => errorCatalog[a].value - errorCatalog[b].value);
         responses[status] = {
           description: describeFailure(status, ofStatus),
           ...(HEADERS_BY_STATUS[status] && { headers: HEADERS_BY_STATUS[status] }),
@@ -232,37 +232,44 @@ export function buildOpenApiDocument(router: AnyTRPCRouter) {
 }
 
 /**
- * The events the server POSTs to registered endpoints (OpenAPI 3.1's `webhooks`): the Plant Store
- * document's `newPlant`, as `plant.created`, and its counterpart `plant.deleted`, with the Standard
- * Webhooks headers. `webhook.test` is what "send test event" sends.
+ * The events the server POSTs to registered endpoints (OpenAPI 3.1's `webhooks`), one per event type an endpoint
+ * can subscribe to (`WEBHOOK_EVENTS`) and the test event an admin asks for, with the Standard Webhooks headers
+ * and the delivery rules read from the limits. Words per type, typed by the list: a new event type does not
+ * type-check until it has them.
  */
+const EVENT_WORDS: Record<WebhookEventType | typeof TEST_EVENT_TYPE, { summary: string; description: string }> = {
+  'plant.created': { summary: 'A plant was created', description: "A plant was created (the original document's newPlant)." },
+  'plant.deleted': { summary: 'A plant was deleted', description: 'A plant was deleted; data is the plant as it was.' },
+  'webhook.test': { summary: 'A test event an admin asked for', description: 'Sent to one endpoint when an admin asks for a test.' },
+};
+
 const isoTime = { type: 'string', format: 'date-time', maxLength: 30 };
 
-const eventEnvelope = (type: string, data: Json, description: string): Json => ({
-  type: 'object',
-  description,
-  required: ['type', 'timestamp', 'data'],
-  additionalProperties: false,
-  properties: {
-    type: { type: 'string', const: type },
-    timestamp: { ...isoTime, description: 'When the change was committed' },
-    data,
-  },
-});
+/** `plant.created` → `PlantCreatedEvent` (the component), `plantCreatedEvent` (the operation). */
+const eventName = (type: string) => `${type.replace(/(?:^|\.)(\w)/g, (_, letter: string) => letter.toUpperCase())}Event`;
 
-const webhookEventSchemas: Record<string, SchemaObject> = {
-  PlantCreatedEvent: eventEnvelope('plant.created', { $ref: '#/components/schemas/Plant' }, 'A plant was created (the original document\'s newPlant).') as SchemaObject,
-  PlantDeletedEvent: eventEnvelope('plant.deleted', { $ref: '#/components/schemas/Plant' }, 'A plant was deleted; data is the plant as it was.') as SchemaObject,
-  WebhookTestEvent: eventEnvelope(
-    'webhook.test',
+const eventData = (type: WebhookEventType | typeof TEST_EVENT_TYPE): Json =>
+  type === TEST_EVENT_TYPE
+    ? { type: 'object', required: ['endpointId', 'message'], properties: { endpointId: int32(1), message: { type: 'string', const: TEST_EVENT_MESSAGE } } }
+    : { $ref: '#/components/schemas/Plant' };
+
+const EVENT_TYPES = [...WEBHOOK_EVENTS, TEST_EVENT_TYPE] as const;
+
+const webhookEventSchemas: Record<string, SchemaObject> = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    eventName(type),
     {
       type: 'object',
-      required: ['endpointId', 'message'],
-      properties: { endpointId: int32(1), message: { type: 'string', const: TEST_EVENT_MESSAGE } },
-    },
-    'Sent to one endpoint when an admin asks for a test.',
-  ) as SchemaObject,
-};
+      description: EVENT_WORDS[type].description,
+      required: ['type', 'timestamp', 'data'],
+      additionalProperties: false,
+      properties: { type: { type: 'string', const: type }, timestamp: { ...isoTime, description: 'When the change was committed' }, data: eventData(type) },
+    } as SchemaObject,
+  ]),
+);
+
+const hours = (ms: number) => `${ms / 3_600_000} hours`;
+const DELIVERY_RULES = `POSTed to every enabled endpoint subscribed to the event, at least once, in order per endpoint. A 2xx answer within ${DELIVERY_TIMEOUT_MS / 1000} s is a delivery; anything else (redirects included) is retried with exponential backoff for at least ${hours(WEBHOOK_RETRY_BASE_DEFAULT_MS * WEBHOOK_RETRY_WINDOW_FACTOR)} (at the default \`WEBHOOKS_RETRY_BASE_MS\`). The server is the caller, so no bearer token is sent (\`security: []\`): check \`webhook-signature\` instead.`;
 
 function webhookOperations(): Json {
   const header = (name: string, description: string, schema: Json) => ({ in: 'header', name, required: true, description, schema });
@@ -276,29 +283,24 @@ function webhookOperations(): Json {
     header('webhook-timestamp', 'Unix seconds at the attempt; reject messages more than 5 minutes off.', { type: 'string', pattern: '^[0-9]{1,15}$', maxLength: 15 }),
     header(
       'webhook-signature',
-      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret\'s bytes>`; during a day after a secret rotation, two signatures separated by a space.',
+      `\`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the secret's bytes>\`; for ${hours(PREVIOUS_SECRET_GRACE_MS)} after a secret rotation, two signatures separated by a space.`,
       { type: 'string', pattern: `^${signature}( ${signature})?$`, maxLength: 95 },
     ),
   ];
-  const operation = (operationId: string, component: string, summary: string) => ({
+  const operation = (type: (typeof EVENT_TYPES)[number]) => ({
     post: {
-      operationId,
-      summary,
-      description:
-        'POSTed to every enabled endpoint subscribed to the event, at least once, in order per endpoint. A 2xx answer within 10 s is a delivery; anything else (redirects included) is retried with exponential backoff for at least 24 hours. The server is the caller, so no bearer token is sent (`security: []`): check `webhook-signature` instead.',
+      operationId: eventName(type).replace(/^\w/, (letter) => letter.toLowerCase()),
+      summary: EVENT_WORDS[type].summary,
+      description: DELIVERY_RULES,
       parameters,
       // The server is the caller here: a receiver is sent no bearer token, and checks webhook-signature instead.
       security: [],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${component}` } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventName(type)}` } } } },
       responses: {
         '2XX': { description: 'Received: the delivery is done' },
         default: { description: 'Not received: retried later' },
       },
     },
   });
-  return {
-    'plant.created': operation('plantCreatedEvent', 'PlantCreatedEvent', 'A plant was created'),
-    'plant.deleted': operation('plantDeletedEvent', 'PlantDeletedEvent', 'A plant was deleted'),
-    'webhook.test': operation('webhookTestEvent', 'WebhookTestEvent', 'A test event an admin asked for'),
-  };
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, operation(type)]));
 }

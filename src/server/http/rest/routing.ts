@@ -1,6 +1,9 @@
 import type { AnyTRPCRouter } from '@trpc/server';
 
+import type { z } from 'zod';
+
 import type { Actor } from '@/server/auth/permissions';
+import type { DeclaredProcedure } from '@/server/problems';
 import type { ProcedureRef } from '@/server/trpc/call';
 import type { ProcedureMeta } from '@/server/trpc/init';
 
@@ -33,6 +36,8 @@ export type RestRoute = {
    * not in the path, which gets the body's text.
    */
   textBody?: string;
+  /** The media type of the file the procedure's result is (`file` in its meta): streamed as it is made. */
+  file?: string;
   /** The procedure's `conditional` meta: the caller's version of what its answer shows (see conditional.ts). */
   conditional?: (actor: Actor) => string | (() => Promise<string>);
 };
@@ -82,10 +87,10 @@ function decodeSegments(path: string): string[] | undefined {
   }
 }
 
-/** One REST operation: the route the chain serves, and the procedure's OpenAPI meta it was read from. */
-export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']> };
+/** One REST operation: the route the chain serves, the procedure's OpenAPI meta it was read from, and the procedure. */
+export type RestOperation = { route: RestRoute; openapi: NonNullable<ProcedureMeta['openapi']>; procedure: DeclaredProcedure };
 
-type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: { shape?: object }[] };
+type ProcedureDef = { type: ProcedureRef['type']; meta?: ProcedureMeta; inputs: (z.ZodType & { shape?: object })[] };
 
 /** The REST operations of a router, read from the same procedure meta that trpc-to-openapi documents. */
 export function restOperations(router: AnyTRPCRouter): RestOperation[] {
@@ -111,8 +116,9 @@ export function restOperations(router: AnyTRPCRouter): RestOperation[] {
       requestHeaders: Object.keys(openapi.requestHeaders?.shape ?? {}).map((name) => name.toLowerCase()),
       ...(takesText && { textBody: queryParameters[0] }),
       ...(procedure._def.meta?.conditional && { conditional: procedure._def.meta.conditional }),
+      ...(procedure._def.meta?.file && { file: procedure._def.meta.file }),
     };
-    operations.push({ route, openapi });
+    operations.push({ route, openapi, procedure: procedure._def });
   }
   return operations;
 }

@@ -1,6 +1,6 @@
-import type { BatchToSend, SentAttempt } from './send-batch';
+import type { BatchToSend, SentAttempt } from './batch-in-order';
 
-/** What the main thread and the sending thread (send-thread.ts) post each other: plain data only. */
+/** What the main thread and the sending thread (thread-entry.ts) post each other: plain data only. */
 export type ToThread = { kind: 'send'; id: number; batch: BatchToSend } | { kind: 'cancel'; id: number } | { kind: 'finish' } | { kind: 'abort' };
 
 export type FromThread =

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 
-import { type AttemptResult, sendWebhook } from './send';
-import { webhookHeaders } from './signing';
-import type { Lookup, TargetPolicy } from './ssrf';
+import { type AttemptResult, sendWebhook } from './http-attempt';
+import { webhookHeaders } from '../signing';
+import type { Lookup, TargetPolicy } from '../ssrf';
 
 /**
  * The network half of sending: one endpoint's due deliveries, already read from the database, sent one at
  * a time in order, stopping at the first that is not a delivery (a failure holds back the newer ones), at
  * the first answered only after WEBHOOK_SLOW_ATTEMPT_MS (the endpoint goes back in line), and at a
- * shutdown. No database here: it runs in the sending thread (sending-thread.ts), or on the main thread
+ * shutdown. No database here: it runs in the sending thread (thread-handle.ts), or on the main thread
  * where a test hands in a lookup function (which cannot cross to a thread).
  */
 

@@ -9,9 +9,9 @@ import { db } from '@/server/db/client';
 import { kib, WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 import { RETRY_BASE_MS, until, webhookWorkerTests } from '@test-support/webhook-worker';
 
-import { newEventId, TEST_EVENT_TYPE } from './outbox';
-import { disableAfterMs, retryWindowMs } from './schedule';
-import type { Lookup } from './ssrf';
+import { newEventId, TEST_EVENT_TYPE } from '../outbox';
+import { disableAfterMs, retryWindowMs } from './retry-schedule';
+import type { Lookup } from '../ssrf';
 
 const { logged, admin, worker, receiver, endpoint, deliveries } = webhookWorkerTests('worker-admin');
 const BASE_MS = RETRY_BASE_MS;

@@ -4,9 +4,9 @@ import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
 import { webhookDeliveries } from '@/server/observability/metrics';
 
-import type { LeasedEndpoint, PendingDelivery } from './attempt';
-import { type AttemptResult, storedText } from './send';
-import { disableAfterMs, retryDelayMs, retryWindowMs } from './schedule';
+import type { LeasedEndpoint, PendingDelivery } from './due-batch';
+import { type AttemptResult, storedText } from './http-attempt';
+import { disableAfterMs, retryDelayMs, retryWindowMs } from './retry-schedule';
 
 /** A delivery that waits for a retry, and until when (Unix ms). */
 export type RetryAt = { id: number; nextAttemptAtMs: bigint };

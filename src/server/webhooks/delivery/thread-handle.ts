@@ -3,11 +3,11 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '@/server/log';
 
 import type { BatchTransport } from './batch-transport';
-import type { SentAttempt } from './send-batch';
+import type { SentAttempt } from './batch-in-order';
 import type { FromThread, ToThread } from './thread-messages';
 
 /**
- * The sending thread as the worker sees it (send-thread.ts is the thread itself). Started at the first
+ * The sending thread as the worker sees it (thread-entry.ts is the thread itself). Started at the first
  * batch, so a server with no endpoint has no thread (and not its memory), and stopped once it has held no
  * batch for THREAD_IDLE_STOP_MS (the last endpoint deleted, or nothing due for a while); the next batch
  * starts a new one. If it dies (an error nothing caught, or it was terminated), the batches it held reject
@@ -34,7 +34,7 @@ export const THREAD_IDLE_STOP_MS = 60_000;
  */
 function newThread(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./webhook-sender-thread.mjs', import.meta.url), { name: 'webhook sender' });
-  const entry = new URL('./send-thread.ts', import.meta.url).href;
+  const entry = new URL('./thread-entry.ts', import.meta.url).href;
   // Resolved from the working directory, the project's (where tests and `npm run dev` run).
   return new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`, { eval: true, name: 'webhook sender' });
 }

@@ -2,12 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 
-import { WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
+import { DELIVERY_TIMEOUT_MS, WEBHOOK_RESPONSE_MAX_BYTES } from '@/shared/limits';
 
-import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from './ssrf';
+import { checkWebhookTarget, type CheckedTarget, type Lookup, type TargetPolicy, TargetRefused } from '../ssrf';
 
-/** A 2xx within this time is a delivery (docs/contract.md, "1.1.0: webhooks"). DNS, connecting, TLS and the answer all count. */
-export const DELIVERY_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'PlantStore-Webhooks/1.1';
 
 export type AttemptResult = {

@@ -6,18 +6,18 @@ import { hostname } from 'node:os';
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
 import { outsideAnyTrace, recordDeliverySpan, tracingOn } from '@/server/observability/tracing';
-import { WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
+import { DELIVERY_TIMEOUT_MS, WEBHOOK_SLOW_ATTEMPTS_MAX } from '@/shared/limits';
 
-import { batchToSend, type LeasedEndpoint, type PendingDelivery } from './attempt';
+import { batchToSend, type LeasedEndpoint, type PendingDelivery } from './due-batch';
 import { type BatchTransport, inThisThread } from './batch-transport';
 import { leaseFree, takeLease } from './leases';
-import { onDeliveriesQueued, setEndpointsMayExist } from './outbox';
+import { onDeliveriesQueued, setEndpointsMayExist } from '../outbox';
 import { recordAttempts } from './record-attempts';
-import { retryDelayMs } from './schedule';
-import { drainEndpoint, type Sender } from './sender';
-import { sendingThread } from './sending-thread';
-import { attemptFailure, type AttemptResult, DELIVERY_TIMEOUT_MS } from './send';
-import type { Lookup, TargetPolicy } from './ssrf';
+import { retryDelayMs } from './retry-schedule';
+import { drainEndpoint, type Sender } from './endpoint-sender';
+import { sendingThread } from './thread-handle';
+import { attemptFailure, type AttemptResult } from './http-attempt';
+import type { Lookup, TargetPolicy } from '../ssrf';
 import { wakeUps } from './wake-ups';
 
 /**
@@ -43,7 +43,7 @@ import { wakeUps } from './wake-ups';
  *   that are failing come after the healthy ones. Twelve endpoints that never answer delay a healthy one's
  *   event by about a second, not by their 10 s timeout.
  * - **The network half in a thread of its own.** The attempts themselves (SSRF check, signing, the POST,
- *   reading the answer) run in the sending thread (send-thread.ts), started at the first batch, on its own
+ *   reading the answer) run in the sending thread (thread-entry.ts), started at the first batch, on its own
  *   event loop: under a flood of creates a turn of this thread's loop answers a create on every busy
  *   connection, and one request per turn kept an endpoint far behind the creates. The database stays
  *   here: the sender reads a batch, the thread sends it in order and posts back what happened, the sender

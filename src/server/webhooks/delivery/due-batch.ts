@@ -2,9 +2,9 @@ import 'server-only';
 
 import { WEBHOOK_SLOW_ATTEMPT_MS } from '@/shared/limits';
 
-import { signingSecrets } from './secrets';
-import type { BatchToSend } from './send-batch';
-import type { TargetPolicy } from './ssrf';
+import { signingSecrets } from '../secrets';
+import type { BatchToSend } from './batch-in-order';
+import type { TargetPolicy } from '../ssrf';
 
 /** An endpoint as its sender reads it each batch: where to send, whether it may, and how to sign. */
 export type LeasedEndpoint = {
@@ -22,7 +22,7 @@ export type LeasedEndpoint = {
 export type PendingDelivery = { id: number; eventId: string; type: string; payload: string; attempts: number; createdAtMs: bigint; nextAttemptAtMs: bigint };
 
 /**
- * Due deliveries of one endpoint as the network half sends them (send-batch.ts): the endpoint's secrets
+ * Due deliveries of one endpoint as the network half sends them (batch-in-order.ts): the endpoint's secrets
  * decrypted here, each attempt signed with them at its own time. Throws when a secret cannot be read.
  */
 export function batchToSend(

@@ -1,5 +1,5 @@
 /**
- * The sending thread's entry (a worker_threads thread; sending-thread.ts starts it). It sends the batches
+ * The sending thread's entry (a worker_threads thread; thread-handle.ts starts it). It sends the batches
  * the main thread hands it, each on this thread's own event loop, so an endpoint's next request goes out
  * as soon as the last is answered instead of waiting for a turn of the main loop, which under a flood of
  * creates answers a create on every busy connection first. The database stays on the main thread: it
@@ -7,7 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 
-import { sendBatch } from './send-batch';
+import { sendBatch } from './batch-in-order';
 import type { ToThread } from './thread-messages';
 
 const port = parentPort!;

@@ -1,5 +1,5 @@
 /**
- * The sending thread (send-thread.ts) behind the delivery worker, against real receivers and the real test
+ * The sending thread (thread-entry.ts) behind the delivery worker, against real receivers and the real test
  * database: a batch keeps its order through a failure, a thread that dies loses nothing, a stop in the
  * middle of a batch writes down what was answered, the thread sends while the main thread is busy, and an
  * idle thread stops and comes back with the next batch without losing, repeating or reordering any.
@@ -14,8 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Receiver } from '@test-support/webhook-receiver';
 import { until, webhookWorkerTests } from '@test-support/webhook-worker';
 
-import type { BatchToSend } from './send-batch';
-import { sendingThread } from './sending-thread';
+import type { BatchToSend } from './batch-in-order';
+import { sendingThread } from './thread-handle';
 
 const { log, logged, admin, worker, receiver, endpoint, deliveries } = webhookWorkerTests('thread-admin');
 const cleanups: (() => Promise<unknown>)[] = [];

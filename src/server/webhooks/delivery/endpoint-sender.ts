@@ -3,10 +3,10 @@ import 'server-only';
 import { db } from '@/server/db/client';
 import type { Logger } from '@/server/log';
 
-import type { LeasedEndpoint, PendingDelivery } from './attempt';
+import type { LeasedEndpoint, PendingDelivery } from './due-batch';
 import { releaseLease, renewLease } from './leases';
 import { holdBackNewer, type RetryAt } from './record-attempts';
-import type { AttemptResult } from './send';
+import type { AttemptResult } from './http-attempt';
 
 /**
  * One sender: it drains one endpoint whose lease it holds, oldest delivery first, and gives the lease back.
@@ -21,7 +21,7 @@ export type Sender = {
   nextWake: (ms: number) => Promise<void>;
   wakeAt: (at: number) => void;
   /**
-   * Sends due deliveries in order, up to the first that is not a delivery (send-batch.ts): what was
+   * Sends due deliveries in order, up to the first that is not a delivery (batch-in-order.ts): what was
    * attempted, and whether the last went unanswered past WEBHOOK_SLOW_ATTEMPT_MS (its sender meanwhile set free).
    */
   sendBatch: (endpoint: LeasedEndpoint, deliveries: PendingDelivery[], stop: AbortSignal) => Promise<{ attempted: [PendingDelivery, AttemptResult][]; slow: boolean }>;

@@ -1,13 +1,13 @@
-import { type BatchToSend, sendBatch, type SentAttempt } from './send-batch';
-import type { Lookup } from './ssrf';
+import { type BatchToSend, sendBatch, type SentAttempt } from './batch-in-order';
+import type { Lookup } from '../ssrf';
 
 /**
- * Where the worker's batches are sent from: the sending thread (sending-thread.ts, the server's), or this
+ * Where the worker's batches are sent from: the sending thread (thread-handle.ts, the server's), or this
  * thread (a test's lookup function cannot cross to another thread).
  */
 export type BatchTransport = {
   /**
-   * Sends a batch in order (send-batch.ts); rejects when the thread sending it failed (nothing in it is
+   * Sends a batch in order (batch-in-order.ts); rejects when the thread sending it failed (nothing in it is
    * known sent). `stop` aborted: no further attempt of this batch starts (its sender lost the lease).
    */
   send: (batch: BatchToSend, options: { onSlow: () => void; stop: AbortSignal }) => Promise<SentAttempt[]>;
