@@ -29,8 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appRouter } from '@/server/app-router';
 import { toolName } from '@/server/http/mcp/tools';
 import { type ProcedureMeta, proceduresOf } from '@/server/trpc/init';
-import { BODY_LIMIT_BYTES, IMPORT_PART_MAX_ROWS } from '@/shared/limits';
-import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/plants';
+import { BODY_LIMIT_BYTES, IMPORT_PART_MAX_ROWS, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { createTestDatabase, type TestDatabase } from '@test-support/database';
 import { MCP_HEADERS } from '@test-support/mcp-client';
@@ -166,6 +165,10 @@ const WORST: Record<string, WorstCase> = {
     who: 'member',
     inputs: [
       { name: '500 ids', input: async (fixture, caller) => ({ selection: { kind: 'ids', ids: await plantsFor(fixture.database, caller.userId, fixture.freshId(500), 500) }, tag: 'retagged' }) },
+      {
+        name: '500 ids, each still tagged as undo expects (an undo)',
+        input: async (fixture, caller) => ({ selection: { kind: 'ids', ids: await plantsFor(fixture.database, caller.userId, fixture.freshId(500), 500) }, tag: null, onlyFrom: 'fresh' }),
+      },
       { name: 'every plant matching a q that none match', input: () => ({ selection: { kind: 'matching', filters: { q: 'no such plant' }, asOf: new Date() }, tag: 'retagged' }) },
     ],
   },

@@ -1,5 +1,5 @@
 /**
- * Where a capped walk stops, at its edges (query.ts, walkSegment): a walk reads exactly the engine's budget of
+ * Where a capped walk stops, at its edges (walks.ts, walkSegment): a walk reads exactly the engine's budget of
  * rows (searchWalkBudget: fewer on PostgreSQL) and, when its page is short, stops at the last row it read. Here
  * that row is itself a match, and the view ends right after it or holds exactly the budget before it, so an
  * off-by-one in the budget, in the row found as the stop, or in the direction of the walk shows as a match
@@ -9,7 +9,7 @@ import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { searchWalkBudget } from '@/shared/limits';
-import type { PlantPage } from '@/shared/plants';
+import type { PlantPage } from '@/shared/plant-table';
 
 import { setupServer } from '@test-support/api-fixture';
 import { insertPlantsOf } from '@test-support/database';

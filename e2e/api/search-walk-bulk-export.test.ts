@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { ROWS_PER_UNIT, SEARCH_WALK_BUDGET, searchWalkBudget } from '@/shared/limits';
-import type { BulkSelection } from '@/shared/plants';
+import type { BulkSelection } from '@/shared/plant-table';
 
 import { expectStatus, plantBody, setupServer } from '@test-support/api-fixture';
 import { insertPlantsOf } from '@test-support/database';

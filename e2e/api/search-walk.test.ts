@@ -9,7 +9,7 @@ import superjson from 'superjson';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { SEARCH_WALK_BUDGET, searchWalkBudget } from '@/shared/limits';
-import type { PlantPage } from '@/shared/plants';
+import type { PlantPage } from '@/shared/plant-table';
 
 import { setupServer } from '@test-support/api-fixture';
 import { insertPlantsOf } from '@test-support/database';

@@ -256,3 +256,16 @@ export const IMPORT_PART_ROWS_PER_UNIT = 40;
  * new plants, slices included (bench/import-costs.ts).
  */
 export const IMPORT_APPLY_ROWS_PER_UNIT = 2;
+
+/** A plant's name and tag, in characters (shared/plants.ts checks them: both doors, the forms, the import). */
+export const NAME_MAX_LENGTH = 200;
+export const TAG_MAX_LENGTH = 100;
+/** The REST list's `limit`: at most, and when none is given. */
+export const PAGE_LIMIT_MAX = 1000;
+export const PAGE_LIMIT_DEFAULT = 100;
+/** A filter's text (`q`, and a tag suggestion's prefix), in characters. */
+export const QUERY_MAX_LENGTH = 200;
+/** Bulk changes of the admin page (tRPC only): at most this many plants per call, each answered on its own. */
+export const BULK_MAX = 500;
+/** The tag suggestions answered at most, most used first. */
+export const TAG_SUGGESTIONS_MAX = 12;

@@ -6,7 +6,8 @@ import { foldName } from '@test-support/fold-names';
 
 import { foldForSearch, nameFoldTable } from './name-fold';
 import { NAME_FOLD_UNICODE_VERSION } from './name-fold-table';
-import { NAME_MAX_LENGTH, plantPageInput } from './plants';
+import { NAME_MAX_LENGTH } from './limits';
+import { plantPageInput } from './plant-table';
 
 const everyCodePoint = function* () {
   for (let codePoint = 0; codePoint <= 0x10_ffff; codePoint++) if (codePoint < 0xd800 || codePoint > 0xdfff) yield codePoint;

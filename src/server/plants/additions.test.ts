@@ -185,7 +185,14 @@ describe('plants.deleteMany, retagMany, restore and suggestId', () => {
     await carol.caller.plants.create({ id: 7_199n, name: 'match later', tag: 'sweep' });
     const selection = { kind: 'matching' as const, filters: { q: 'MATCH' }, asOf, except: [7_101n] };
     const retagged = await carol.caller.plants.retagMany({ selection, tag: 'swept' });
-    expect(retagged).toEqual({ done: [7_100n, 7_102n, 7_103n, 7_104n, 7_105n, 7_106n], gone: [], nextAfter: null });
+    expect(retagged).toMatchObject({ done: [7_100n, 7_102n, 7_103n, 7_104n, 7_105n, 7_106n], gone: [], nextAfter: null });
+    // Each plant's tag before, for the undo; which the undo writes back only where the tag is still the new one.
+    expect(new Map(retagged.previous.map((row) => [row.id, row.tag]))).toEqual(new Map([7_100n, 7_102n, 7_103n, 7_104n, 7_105n, 7_106n].map((id) => [id, id === 7_103n ? 'keep' : 'sweep'])));
+    await carol.caller.plants.update({ id: 7_104n, tag: 'changed elsewhere' });
+    const undone = await carol.caller.plants.retagMany({ selection: { kind: 'ids', ids: [7_100n, 7_102n, 7_104n, 7_105n, 7_106n] }, tag: 'sweep', onlyFrom: 'swept' });
+    expect(undone).toMatchObject({ done: [7_100n, 7_102n, 7_105n, 7_106n], gone: [7_104n] });
+    expect((await carol.caller.plants.retagMany({ selection: { kind: 'ids', ids: [7_103n] }, tag: 'keep', onlyFrom: 'swept' })).done).toEqual([7_103n]);
+    await carol.caller.plants.retagMany({ selection: { kind: 'ids', ids: [7_100n, 7_102n, 7_103n, 7_104n, 7_105n, 7_106n] }, tag: 'swept' });
     const deleted = await carol.caller.plants.deleteMany({ selection: { ...selection, filters: { tag: 'swept' } } });
     expect(deleted.done).toHaveLength(6);
     expect(ids(await carol.caller.plants.list({}))).toEqual([7_101n, 7_199n]);

@@ -3,10 +3,13 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
-import { BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
-import { BULK_MAX, type BulkSelection, DEFAULT_SORT, PLANT_FIELD_NAMES } from '@/shared/plants';
+import { LOCKING_READ } from '@/server/db/dialect';
+import { BULK_MAX, BULK_ROWS_PER_UNIT, searchCost, searchWalkBudget } from '@/shared/limits';
+import { PLANT_FIELD_NAMES } from '@/shared/plants';
+import { type BulkSelection, DEFAULT_SORT } from '@/shared/plant-table';
 
-import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, selectWalked, walksNames, whereOf } from './query';
+import { conditions, idColumn, type PlannedFilters, plantsFrom, ready, whereOf } from './conditions';
+import { selectWalked, walksNames } from './walks';
 import { plantsCommitted } from './events';
 
 /**
@@ -30,7 +33,7 @@ const asIds = (rows: { id: bigint | number | string }[]) => rows.map((row) => Bi
 
 /**
  * The ids this call works on: the list as given, or the next matching ones (by id) from `after` on. A search of
- * many matches (query.ts, walksNames) walks the view by id testing names, at most the engine's walk budget of
+ * many matches (walks.ts, walksNames) walks the view by id testing names, at most the engine's walk budget of
  * rows a call (searchWalkBudget), as the admin page's does: a call whose walk stops works on what it found and
  * answers `nextAfter` at the row where it stopped (no row between matched), so the next call goes on from there
  * and a sparse far-end search costs each call a bounded walk, not a walk of the caller's whole view.
@@ -49,7 +52,7 @@ async function idsOf(actor: Actor, selection: BulkSelection): Promise<{ ids: big
 }
 
 /**
- * idsOf for a walk that tests names. The walk's WHERE holds only what its index holds (query.ts, walkSegment), so
+ * idsOf for a walk that tests names. The walk's WHERE holds only what its index holds (walks.ts, walkSegment), so
  * the creation time and the unticked plants are tested after it, on the matches it found (by their ids, in the
  * same SQL as above): a call may then work on fewer than BULK_MAX plants while more follow, and `nextAfter` is
  * the last row it considered.
@@ -119,12 +122,32 @@ export async function bulkDelete(actor: Actor, charge: (units: number) => Promis
   return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
 }
 
-export async function bulkRetag(actor: Actor, charge: (units: number) => Promise<void>, selection: BulkSelection, tag: string | null): Promise<BulkOutcome> {
+/** A re-tag's outcome, with each re-tagged plant's tag before it: what its undo writes back. */
+export type RetagOutcome = BulkOutcome & { previous: { id: bigint; tag: string | null }[] };
+
+/**
+ * Re-tags the selection (`tag` null removes it). With `onlyFrom`, only the plants whose tag is still that one (an
+ * undo: a plant re-tagged elsewhere meanwhile keeps that change, and is answered as `gone`). The tags before are
+ * read and the rows changed in one transaction, the rows held between the two (LOCKING_READ).
+ */
+export async function bulkRetag(
+  actor: Actor,
+  charge: (units: number) => Promise<void>,
+  selection: BulkSelection,
+  tag: string | null,
+  onlyFrom?: string | null,
+): Promise<RetagOutcome> {
   const { ids, nextAfter } = await idsOf(actor, selection);
   await chargeFound(charge, selection, ids.length);
-  if (ids.length === 0) return { done: [], gone: [], nextAfter };
-  const updated = await db.$queryRaw<{ id: bigint }[]>`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, ids)} RETURNING "id"`;
-  const done = new Set(asIds(updated).map(String));
+  if (ids.length === 0) return { done: [], gone: [], nextAfter, previous: [] };
+  const still = onlyFrom === undefined ? [] : [onlyFrom === null ? Prisma.sql`p.tag IS NULL` : Prisma.sql`p.tag = ${onlyFrom}`];
+  const previous = await db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: bigint | number; tag: string | null }[]>`
+      SELECT p.id, p.tag FROM "Plant" p ${whereOf([...conditions(actor, {}), Prisma.sql`p.id IN (${Prisma.join(ids)})`, ...still])} ${LOCKING_READ}`;
+    if (rows.length > 0) await tx.$executeRaw`UPDATE "Plant" AS p SET "tag" = ${tag} ${byIds(actor, asIds(rows))}`;
+    return rows.map((row) => ({ id: BigInt(row.id), tag: row.tag }));
+  });
+  const done = new Set(previous.map((row) => String(row.id)));
   if (done.size > 0) plantsCommitted({ outboxEvents: false });
-  return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter };
+  return { done: ids.filter((id) => done.has(String(id))), gone: ids.filter((id) => !done.has(String(id))), nextAfter, previous };
 }

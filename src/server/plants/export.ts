@@ -8,9 +8,12 @@ import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { CSV_BOM, csvRecord } from '@/shared/csv';
 import { ROWS_PER_UNIT, searchWalkBudget } from '@/shared/limits';
-import { DEFAULT_SORT, PLANT_FIELD_NAMES, type PlantFilters, type PlantSort } from '@/shared/plants';
+import { PLANT_FIELD_NAMES, type PlantFilters } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantSort } from '@/shared/plant-table';
 
-import { type KeysetPosition, positionOfRow, ready, selectWalked } from './query';
+import { ready } from './conditions';
+import { type KeysetPosition, positionOfRow } from './keysets';
+import { selectWalked } from './walks';
 import { seesEveryOwner } from './scope';
 
 /** Rows read per query: what one export holds in memory at a time, besides the socket's buffer. */
@@ -102,7 +105,7 @@ export async function* plantsCsv(
     // Batches a stopped walk left empty write nothing, so the door's check between chunks would not see a client
     // that went away: each batch looks first.
     if (signal?.aborted) throw signal.reason;
-    // A search of many matches walks at most the engine's walk budget of rows a batch (query.ts, walksNames): a
+    // A search of many matches walks at most the engine's walk budget of rows a batch (walks.ts, walksNames): a
     // batch whose walk stops writes what it found (maybe nothing) and the next goes on from the row it stopped at
     // (no row between matched), so no one statement walks the caller's whole view; the rows written are the same.
     const endTurn = await readTurn();

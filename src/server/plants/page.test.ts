@@ -4,7 +4,7 @@ import { databaseStatementDuration } from '@/server/observability/metrics';
 import { actorOf, signIn } from '@test-support/actors';
 import { insertPlantRows } from '@test-support/plant-rows';
 
-import { COUNT_WALK_BUDGET } from './query';
+import { COUNT_WALK_BUDGET } from './counts';
 import { INDEXED_MATCHES_MAX } from './search';
 
 /**

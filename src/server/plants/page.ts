@@ -3,19 +3,23 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { engine } from '@/server/db/client';
 import { searchWalkBudget } from '@/shared/limits';
-import { DEFAULT_SORT, lastPageRows, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plants';
+import { DEFAULT_SORT, lastPageRows, type PlantPage, type PlantPageInput, type PlantSort, type WalkKey, type WalkStop } from '@/shared/plant-table';
 
-import { type Count, countBefore, countCapOf, countMatching, type KeysetPosition, positionOf, positionOfKey, positionOfRow, type SelectedRow, ready, selectWalked, toRow } from './query';
+import { ready } from './conditions';
+import { type Count, countBefore, countCapOf, countMatching } from './counts';
+import { type KeysetPosition, positionOfKey, positionOfRow } from './keysets';
+import { positionOf, toRow } from './rows';
+import { type SelectedRow, selectWalked } from './walks';
 import { seesEveryOwner } from './scope';
 
-/** A page of the admin table (its schema, and what each field means: shared/plants.ts, plantPageOutput). */
+/** A page of the admin table (its schema, and what each field means: shared/plant-table.ts, plantPageOutput). */
 export type TablePage = PlantPage;
 
 /**
  * A page of the admin table, in any of its sorts: keyset paging on (sort key, id) in both directions, plus
  * the two counts that place it ("26–50 of 186"). The address names a page by a row id (`after=ID`); its
  * place in the order is read from that row. Every query walks an index in the sort's order (or, for a search
- * of few matches, sorts those few); the counts stop at a cap (query.ts, Count), so a page costs about the
+ * of few matches, sorts those few); the counts stop at a cap (counts.ts, Count), so a page costs about the
  * same at any size of the store (docs/admin-page.md, "At scale").
  */
 export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<TablePage> {
@@ -29,7 +33,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   let counted: Count | undefined;
   // Rows only (`counts: false`): a total of none, "at least" (raised to the rows seen below), and no offset.
   const totalOf = async (): Promise<Count> => (counted ??= counts ? await countMatching(actor, filters) : { count: 0, exact: false });
-  // Every read of rows walks at most the engine's budget (searchWalkBudget) of each segment where it tests names (query.ts,
+  // Every read of rows walks at most the engine's budget (searchWalkBudget) of each segment where it tests names (walks.ts,
   // walksNames): a page whose walk stops there holds what it found, and says where it stopped.
   const read = (options: { from?: KeysetPosition; backwards?: boolean; limit: number; withOwner: boolean }) => selectWalked(actor, filters, sort, { ...options, walkBudget: searchWalkBudget(engine) });
   type Stop = { row: SelectedRow; direction: WalkStop['direction'] } | null;
@@ -103,7 +107,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
   else if (first === undefined) offset = walkStop ? await countBefore(actor, filters, sort, positionOfRow(sort, walkStop.row)) : { count: 0, exact: true };
   // The last page is placed by the total only when it holds what is left over; a walk that stopped may not.
   else if (served.kind === 'last' && total.exact && !walkStop) offset = { count: Math.max(0, total.count - rows.length), exact: true };
-  else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first));
+  else offset = await countBefore(actor, filters, sort, positionOfRow(sort, first), total);
   // A page read backwards: what follows its last row (the page it was turned from, unless that is gone), or for
   // a page its walk left empty, what follows where the walk stopped. A walk that stops before it finds one says
   // that more may follow.
@@ -112,7 +116,7 @@ export async function pagePlants(actor: Actor, input: PlantPageInput): Promise<T
     const after = end === undefined ? null : await read({ from: positionOfRow(sort, end), limit: 1, withOwner: false });
     more = after !== null && (after.rows.length > 0 || after.stop !== null);
   }
-  // An inexact total may be a count of the rows a walk with a budget saw (query.ts, countWhere), which need
+  // An inexact total may be a count of the rows a walk with a budget saw (counts.ts, countWhere), which need
   // not be the rows this page shows: never say "of 0+" beside 25 of them. At least the rows up to here, and
   // one more if another follows; past the cap, the cap ("10,000+") as everywhere else.
   const seen = Math.min(offset.count + rows.length + (more ? 1 : 0), countCapOf(filters));

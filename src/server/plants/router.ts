@@ -3,29 +3,12 @@ import { z } from 'zod';
 
 import { idempotencyKey } from '@/server/idempotency/key';
 import { countUserNames, createPlant, deletePlant, listPlants, listUserNames, suggestPlantId, updatePlant } from '@/server/plants/service';
-import {
-  deletePlantsInput,
-  plantChangesInput,
-  restorePlantsInput,
-  retagPlantsInput,
-  tagSuggestionsInput,
-  listPlantsInput,
-  NAME_MAX_LENGTH,
-  newPlantSchema,
-  PAGE_LIMIT_DEFAULT,
-  PAGE_LIMIT_MAX,
-  patchPlantInput,
-  plantIdParam,
-  plantPageInput,
-  plantFilters,
-  plantPageOutput,
-  PLANT_SORT_KEYS,
-  TAG_MAX_LENGTH,
-} from '@/shared/plants';
+import { listPlantsInput, newPlantSchema, patchPlantInput, plantFilters, plantIdParam } from '@/shared/plants';
+import { deletePlantsInput, PLANT_SORT_KEYS, plantChangesInput, plantPageInput, plantPageOutput, restorePlantsInput, retagPlantsInput, tagSuggestionsInput } from '@/shared/plant-table';
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
-import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST } from '@/shared/limits';
+import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
@@ -174,7 +157,7 @@ export const plantsRouter = createTRPCRouter({
   retagMany: protectedProcedure
     .input(retagPlantsInput)
     .declare({ cost: ({ selection }) => bulkSelectionCost(selection), errors: { ownerFilterForAdmins: true } })
-    .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag)),
+    .mutation(({ ctx, input }) => bulkRetag(ctx.actor, ctx.charge, input.selection, input.tag, input.onlyFrom)),
 
   /** Undo of a delete made from the page, by its deleter, for a few minutes (tRPC only). */
   restore: protectedProcedure

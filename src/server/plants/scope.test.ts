@@ -12,7 +12,7 @@ import { inPlantScope } from './scope';
 /**
  * One access scope (scope.ts): every query of plant rows takes its access rule from there. The scan below
  * finds each Prisma call on the plant model and each piece of SQL naming the Plant table in src/server, and wants
- * the scope in it: scope.ts's own functions, or query.ts's conditions() (which starts with plantScopeSql), or
+ * the scope in it: scope.ts's own functions, or conditions.ts's conditions() (which starts with plantScopeSql), or
  * bulk.ts's byIds() (which is conditions() and the ids), within the statement or the three lines above; or a
  * `// plant scope: <reason>` comment there saying why this one needs none. A new plant query that forgets the
  * scope fails here before any review; the second block checks that the scope holds through each procedure.
@@ -105,7 +105,7 @@ describe("a member's calls never reach another owner's plant", () => {
     expect((await bob.caller.plants.suggestId()).id).toBe(9_003n);
     expect(await failureOf(bob.caller.plants.update({ id: 9_010n, name: 'taken over' }))).toMatchObject({ kind: 'plantNotFound' });
     expect(await failureOf(bob.caller.plants.delete({ id: 9_010n }))).toMatchObject({ kind: 'plantNotFound' });
-    expect(await bob.caller.plants.retagMany({ selection: { kind: 'ids', ids: [9_010n] }, tag: 'stolen' })).toEqual({ done: [], gone: [9_010n], nextAfter: null });
+    expect(await bob.caller.plants.retagMany({ selection: { kind: 'ids', ids: [9_010n] }, tag: 'stolen' })).toEqual({ done: [], gone: [9_010n], nextAfter: null, previous: [] });
     const { asOf } = page;
     const everything = { kind: 'matching' as const, filters: {}, asOf, except: [9_002n] };
     expect(await bob.caller.plants.deleteMany({ selection: everything })).toEqual({ done: [], gone: [], nextAfter: null });

@@ -291,6 +291,6 @@ export function sqliteIndexedPlants(folded: string, limit?: number, match = ftsQ
 function plantsOfMatches(matches: Prisma.Sql, test: Prisma.Sql = Prisma.sql`1`): Prisma.Sql {
   // CROSS JOIN keeps the matches as the outer loop and INDEXED BY makes each plant a primary-key lookup:
   // without statistics SQLite would rather walk an index of the access rule ("ownerId" = ?) for every match.
-  // plant scope: a FROM, whose WHERE its callers take from query.ts's conditions(), which start with the scope.
+  // plant scope: a FROM, whose WHERE its callers take from conditions.ts's conditions(), which start with the scope.
   return Prisma.sql`(${matches}) m CROSS JOIN "Plant" p INDEXED BY "sqlite_autoindex_Plant_1" ON p.id = m.id AND ${test}`;
 }

@@ -19,7 +19,9 @@ import {
   toPlant,
 } from '@/shared/plants';
 
-import { conditions, inIdOrder, PLANT_COLUMNS, type RawRow, ready, toRow, whereOf } from './query';
+import { conditions, ready, whereOf } from './conditions';
+import { PLANT_COLUMNS, type RawRow, toRow } from './rows';
+import { inIdOrder } from './walks';
 import { plantsCommitted } from './events';
 import { plantScope, plantScopeSql, plantScopeWhere } from './scope';
 import { keepReadVersion, keptVersionsMark, ownerVersionColumn, plantListVersionNow, scopeVersion } from './versions';

@@ -3,8 +3,7 @@ import 'server-only';
 import type { Actor } from '@/server/auth/permissions';
 import { db } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
-import { TAG_COUNTS_PER_UNIT, TAG_SUGGESTION_READ_MAX } from '@/shared/limits';
-import { TAG_SUGGESTIONS_MAX } from '@/shared/plants';
+import { TAG_COUNTS_PER_UNIT, TAG_SUGGESTION_READ_MAX, TAG_SUGGESTIONS_MAX } from '@/shared/limits';
 
 import { plantScope } from './scope';
 
@@ -12,10 +11,10 @@ export type TagCount = { tag: string; count: number };
 type Input = { prefix?: string; owner?: string };
 
 /**
- * Whose tags a view counts: one owner's (a member's own, or an admin's owner filter), or every owner's (an
- * admin's), or nobody's (an owner filter naming no user).
+ * Whose plants a view counts (its tags, its total: kept-counts.ts): one owner's (a member's own, or an admin's
+ * owner filter), or every owner's (an admin's), or nobody's (an owner filter naming no user).
  */
-async function viewOf(actor: Actor, owner: string | undefined): Promise<{ ownerId: number } | 'everyOwner' | null> {
+export async function viewOf(actor: Actor, owner: string | undefined): Promise<{ ownerId: number } | 'everyOwner' | null> {
   const scope = plantScope(actor);
   if (owner === undefined) return scope.everyOwner ? 'everyOwner' : { ownerId: scope.ownerId };
   if (!scope.everyOwner) throw new AppError('ownerFilterForAdmins', 'owner is a filter for admins: as a member you see only your own plants', 'owner');

@@ -8,6 +8,7 @@ import { trpc } from '@/ui/trpc';
 
 import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';
+import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 import { EMPTY_PLANT_FORM, PLANT_FIELDS, type PlantField, type PlantFormErrors, type PlantFormValues, validatePlantForm } from '../plant-form';
 import { asSentence, problemOf } from '../problems';
 import { PLANT_FIELD_UI } from './fields';
@@ -129,9 +130,11 @@ export function AddPlantDialog({
                 if (index === 0) firstRef.current = element;
               }}
               required={!optional}
+              {...(field === 'tag' ? { list: tagSuggestionsId(`plant-${field}`) } : {})}
             />
           );
         })}
+        <TagSuggestions inputId="plant-tag" text={values.tag} />
         <Field
           id="plant-id"
           label="Id"

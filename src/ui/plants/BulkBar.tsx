@@ -1,6 +1,8 @@
 'use client';
 
-import { CheckCheck, Tags, Trash2, X } from 'lucide-react';
+import { CheckCheck, OctagonX, Tags, Trash2, X } from 'lucide-react';
+
+import type { BulkProgress } from './useBulk';
 
 import { countText } from './counts';
 
@@ -20,7 +22,9 @@ export function BulkBar(props: {
   pageAllSelected: boolean;
   total: number;
   totalExact: boolean;
-  progress: { done: number; of: number; ofExact: boolean } | null;
+  progress: BulkProgress | null;
+  /** Stops a change under way after the call in flight: what was done stays done (and can be undone). */
+  onStop: () => void;
   onSelectAll: () => void;
   onDelete: () => void;
   onRetag: () => void;
@@ -33,7 +37,7 @@ export function BulkBar(props: {
     <div className="bulkbar" role="region" aria-label="Selected plants">
       <p aria-live="polite">
         {progress
-          ? `Working… ${count.format(progress.done)} of ${countText(progress.of, progress.ofExact)}`
+          ? `${progress.stopping ? 'Stopping…' : 'Working…'} ${count.format(progress.done)} of ${countText(progress.of, progress.ofExact)}`
           : matching !== null
             ? `${countText(selected, matchingExact)} ${selected === 1 && matchingExact ? 'plant' : 'plants'} selected: all ${countText(matching, matchingExact)} matching${matching > selected ? ` but ${count.format(matching - selected)}` : ''}`
             : selected === 1
@@ -46,7 +50,18 @@ export function BulkBar(props: {
           Select all {countText(total, props.totalExact)} matching
         </button>
       ) : null}
+      {progress ? (
+        <progress className="bulkbar__progress" max={progress.of} value={progress.done} aria-label="Done so far">
+          {count.format(progress.done)}
+        </progress>
+      ) : null}
       <div className="bulkbar__actions">
+        {progress ? (
+          <button type="button" className="button button--small button--danger-quiet button--outlined" onClick={props.onStop} aria-disabled={progress.stopping || undefined}>
+            <OctagonX className="icon" aria-hidden="true" />
+            Stop
+          </button>
+        ) : null}
         <button type="button" className="button button--small" onClick={props.onRetag} aria-disabled={Boolean(progress) || undefined}>
           <Tags className="icon" aria-hidden="true" />
           Re-tag

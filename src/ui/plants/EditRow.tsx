@@ -5,7 +5,8 @@ import { type FormEvent, type KeyboardEvent, useEffect, useMemo, useRef, useStat
 import { z } from 'zod';
 
 import { errorCatalog } from '@/shared/errors';
-import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch, type PlantRow } from '@/shared/plants';
+import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, plantFields, type PlantPatch } from '@/shared/plants';
+import { type PlantRow } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 import { asSentence, problemOf } from '../problems';
@@ -13,6 +14,7 @@ import { UserText } from '../UserText';
 import { When } from '../When';
 import type { PlantColumn } from './columns';
 import { isPlantField, OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';
+import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 import { type LiveMark, MARK_LABEL } from './useLiveMarks';
 
 type Errors = Partial<Record<PlantFieldName | 'form', string>>;
@@ -133,6 +135,7 @@ export function EditRow({
           placeholder={PLANT_FIELD_UI[column].placeholder}
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${inputId}-error` : undefined}
+          list={column === 'tag' ? tagSuggestionsId(inputId) : undefined}
           onChange={(event) => {
             const text = event.target.value;
             setTexts((current) => ({ ...current, [column]: text }));
@@ -140,6 +143,7 @@ export function EditRow({
             if (error) setErrors((current) => ({ ...current, [column]: undefined }));
           }}
         />
+        {column === 'tag' ? <TagSuggestions inputId={inputId} text={texts[column]} /> : null}
         {error ? (
           <p className="field__error" id={`${inputId}-error`}>
             {error}

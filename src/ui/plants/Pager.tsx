@@ -2,19 +2,31 @@
 
 import { ChevronFirst, ChevronLast, ChevronLeft, ChevronRight } from 'lucide-react';
 
-import { PAGE_SIZES } from '@/shared/plants';
+import { PAGE_SIZES } from '@/shared/plant-table';
 
 import { PagerButton } from '../PagerButton';
-import { countText } from './counts';
 import type { Cursor, PageSize } from './url-state';
 
 const count = new Intl.NumberFormat();
 
-/** Where a page stands: "26–50 of 186", "26–50 of 10,000+", or past what was counted, "25 plants past the first 10,000 of 10,000+". */
+/**
+ * Where a page stands: "26–50 of 186", or past what was counted, "25 plants past the first 10,000 of 100,012". A
+ * total that is not exact is a name search's, counted up to a cap: "of at least 1,000 matches" says so in words.
+ */
 export function rangeText(place: { shown: number; offset: number; offsetExact: boolean; total: number; totalExact: boolean }): string {
-  const of = countText(place.total, place.totalExact);
+  const of = totalText(place.total, place.totalExact);
   if (!place.offsetExact) return `${count.format(place.shown)} ${place.shown === 1 ? 'plant' : 'plants'} past the first ${count.format(place.offset)} of ${of}`;
   return `${count.format(place.shown === 0 ? 0 : place.offset + 1)}–${count.format(place.offset + place.shown)} of ${of}`;
+}
+
+/** The total as the range says it: exact, or "at least 1,000 matches" where the count stopped. */
+const totalText = (total: number, exact: boolean) => (exact ? count.format(total) : `at least ${count.format(total)} matches`);
+
+/** "page 4,001 of 4,001", when both the place and the total are exact; else null. */
+export function pageNumberText(place: { offset: number; offsetExact: boolean; total: number; totalExact: boolean; size: number }): string | null {
+  if (!place.offsetExact || !place.totalExact) return null;
+  const pages = Math.max(1, Math.ceil(place.total / place.size));
+  return `page ${count.format(Math.min(pages, Math.floor(place.offset / place.size) + 1))} of ${count.format(pages)}`;
 }
 
 /** Where the page stands, the page size, and first, previous, next, last (keyset: by the rows at the page's ends). */
@@ -35,6 +47,7 @@ export function Pager(props: {
   const { shown, firstId, lastId, onTurn } = props;
   const atStart = props.offsetExact && props.offset === 0;
   const atEnd = !props.hasNext;
+  const pageNumber = pageNumberText(props);
   return (
     <nav className={shown > 25 ? 'pager pager--sticky' : 'pager'} aria-label="Plant pages">
       <p className="pager__range" aria-live="polite" data-testid="plants-range">
@@ -50,9 +63,15 @@ export function Pager(props: {
             past the first {count.format(props.offset)}
           </>
         )}{' '}
-        of <strong>{countText(props.total, props.totalExact)}</strong>
+        of <strong>{props.totalExact ? count.format(props.total) : `at least ${count.format(props.total)}`}</strong>
+        {props.totalExact ? '' : ' matches'}
         {props.loading ? ' (loading…)' : ''}
       </p>
+      {pageNumber ? (
+        <p className="pager__page" data-testid="plants-page-number">
+          {pageNumber}
+        </p>
+      ) : null}
       <div className="pager__buttons">
         <label htmlFor="page-size" className="sr-only">
           Plants per page

@@ -4,7 +4,8 @@ import { type ColumnDef, getCoreRowModel, useReactTable, type VisibilityState } 
 import { ArrowDown, ArrowUp, ArrowUpDown, Pencil, Trash2 } from 'lucide-react';
 import { useLayoutEffect, useMemo, useRef } from 'react';
 
-import { type PlantFieldName, type PlantRow, type PlantSort, PLANT_SORT_KEYS, type PlantSortKey } from '@/shared/plants';
+import { type PlantFieldName } from '@/shared/plants';
+import { type PlantRow, type PlantSort, PLANT_SORT_KEYS, type PlantSortKey } from '@/shared/plant-table';
 
 import { useColumnFit } from '../table/fit';
 import { useGrid } from '../table/grid';

@@ -5,7 +5,9 @@ import { Leaf, Plus } from 'lucide-react';
 import { useRouter, useSearchParams } from 'next/navigation';
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
-import { BULK_MAX, PLANT_SORT_KEYS, type PlantFieldName, type PlantRow } from '@/shared/plants';
+import { type PlantFieldName } from '@/shared/plants';
+import { PLANT_SORT_KEYS, type PlantRow } from '@/shared/plant-table';
+import { BULK_MAX } from '@/shared/limits';
 import { trpc } from '@/ui/trpc';
 
 import { takeHeadingFocus } from '../focus';
@@ -17,6 +19,7 @@ import { BulkBar } from './BulkBar';
 import { ColumnChooser } from './ColumnChooser';
 import { useHiddenColumns } from './column-prefs';
 import { OPTIONAL_COLUMNS, type OptionalColumn, PLANT_COLUMNS, type PlantColumn } from './columns';
+import { countText } from './counts';
 import { DeleteDialog, type Deleting } from './DeleteDialog';
 import type { EditOutcome } from './EditRow';
 import { ExportButton } from './ExportButton';
@@ -155,23 +158,39 @@ function PlantsViewInner() {
   async function runDelete(target: Deleting) {
     setDeleting(null);
     headingRef.current?.focus();
-    if (target.kind === 'rows') {
-      const keepForUndo = target.rows.length <= BULK_MAX;
-      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo }, { kind: 'ids', ids: target.rows.map((row) => row.id) }, target.rows.length, true, changed));
-      actions.deleted(target.rows, result, keepForUndo);
+    // Every delete from the page is kept for undo (the server keeps the plants UNDO_WINDOW_MS).
+    const action = { kind: 'delete', keepForUndo: true } as const;
+    if (target.kind === 'rows' && target.rows.length <= BULK_MAX) {
+      const result = await live.ownWork((changed) => bulk.run([{ action, selection: { kind: 'ids', ids: target.rows.map((row) => row.id) } }], target.rows.length, true, changed));
+      actions.deleted(target.rows, result, true);
     } else {
-      const result = await live.ownWork((changed) => bulk.run({ kind: 'delete', keepForUndo: false }, asBulkSelection(selection.selected), selection.count, selection.countExact, changed));
-      actions.deletedMatching(result);
+      const [total, exact] = target.kind === 'rows' ? [target.rows.length, true] : [target.count, target.exact];
+      const selected = target.kind === 'rows' ? { kind: 'ids' as const, ids: target.rows.map((row) => row.id) } : asBulkSelection(selection.selected);
+      const result = await live.ownWork((changed) => bulk.run([{ action, selection: selected }], total, exact, changed));
+      actions.deletedMany(result, countText(total, exact), undoDelete);
     }
     selection.clear();
+  }
+
+  async function undoDelete(ids: bigint[]) {
+    const result = await live.ownWork((changed) => bulk.run([{ action: { kind: 'restore' }, selection: { kind: 'ids', ids } }], ids.length, true, changed));
+    actions.restoredMany(result, ids.length);
   }
 
   async function runRetag(tag: string | null) {
     setRetagging(false);
     const selected = asBulkSelection(selection.selected);
-    const result = await live.ownWork((changed) => bulk.run({ kind: 'retag', tag }, selected, selection.count, selection.countExact, changed));
-    actions.retagged(tag, result);
+    const result = await live.ownWork((changed) => bulk.run([{ action: { kind: 'retag', tag }, selection: selected }], selection.count, selection.countExact, changed));
+    actions.retagged(tag, result, countText(selection.count, selection.countExact), () => undoRetag(tag, result.previous));
     selection.clear();
+  }
+
+  /** Writes each plant's earlier tag back, to those still tagged `tag` (a plant re-tagged elsewhere since keeps that). */
+  async function undoRetag(tag: string | null, previous: Map<string | null, bigint[]>) {
+    const parts = [...previous].map(([before, ids]) => ({ action: { kind: 'retag' as const, tag: before, onlyFrom: tag }, selection: { kind: 'ids' as const, ids } }));
+    const total = parts.reduce((sum, part) => sum + part.selection.ids.length, 0);
+    const result = await live.ownWork((changed) => bulk.run(parts, total, true, changed));
+    actions.retagUndone(result, total);
   }
 
   function onEditDone(outcome: EditOutcome) {
@@ -234,7 +253,20 @@ function PlantsViewInner() {
       </div>
 
       <div className="card">
-        <Toolbar query={query} isAdmin={isAdmin} onChange={(next) => go(next)} />
+        <Toolbar
+          query={query}
+          isAdmin={isAdmin}
+          onChange={(next) => go(next)}
+          onMergeTag={
+            data && data.total > 0 && !bulk.progress
+              ? () => {
+                  // Every plant of the view, which all have the tag: "select all matching", then the re-tag.
+                  selection.selectAllMatching(filters, data.asOf, data.total, data.totalExact);
+                  setRetagging(true);
+                }
+              : undefined
+          }
+        />
 
         {queryFallback(page, 'plants') ??
           (data && data.rows.length === 0 && !walked.stop ? (
@@ -307,6 +339,7 @@ function PlantsViewInner() {
           total={place.total}
           totalExact={place.totalExact}
           progress={bulk.progress}
+          onStop={bulk.stop}
           onSelectAll={() => data && selection.selectAllMatching(filters, data.asOf, data.total, data.totalExact)}
           onDelete={() =>
             !bulk.progress &&
@@ -328,7 +361,15 @@ function PlantsViewInner() {
         />
       ) : null}
       {deleting ? <DeleteDialog deleting={deleting} onConfirm={() => void runDelete(deleting)} onCancel={() => setDeleting(null)} /> : null}
-      {retagging ? <RetagDialog selected={selection.count} selectedExact={selection.countExact} onRetag={(tag) => void runRetag(tag)} onCancel={() => setRetagging(false)} /> : null}
+      {retagging ? (
+        <RetagDialog
+          selected={selection.count}
+          selectedExact={selection.countExact}
+          mergeFrom={selection.selected.kind === 'matching' && selection.selected.except.size === 0 ? selection.selected.filters.tag : undefined}
+          onRetag={(tag) => void runRetag(tag)}
+          onCancel={() => setRetagging(false)}
+        />
+      ) : null}
     </section>
   );
 }

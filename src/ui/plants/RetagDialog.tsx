@@ -3,29 +3,35 @@
 import { Tags } from 'lucide-react';
 import { type FormEvent, useRef, useState } from 'react';
 
-import { plantTag, TAG_MAX_LENGTH } from '@/shared/plants';
+import { plantTag } from '@/shared/plants';
+import { TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { Modal } from '../ConfirmDialog';
 import { Field } from '../Field';
 import { asSentence } from '../problems';
 import { countText } from './counts';
+import { TagSuggestions, tagSuggestionsId } from './TagSuggestions';
 
 /** The new tag for every selected plant (empty removes the tag), checked with the router's own rule. */
 export function RetagDialog({
   selected,
   selectedExact = true,
+  mergeFrom,
   onRetag,
   onCancel,
 }: {
   selected: number;
   /** False for a "select all" of a view whose count stopped at the cap: at least `selected` ("10,000+"). */
   selectedExact?: boolean;
+  /** Every plant of a tag is selected: the re-tag merges that tag into the one chosen. */
+  mergeFrom?: string;
   onRetag: (tag: string | null) => void;
   onCancel: () => void;
 }) {
   const [tag, setTag] = useState('');
   const [error, setError] = useState<string | null>(null);
   const inputRef = useRef<HTMLInputElement>(null);
+  const plants = selected === 1 && selectedExact ? '1 plant' : `${countText(selected, selectedExact)} plants`;
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     if (tag === '') return onRetag(null);
@@ -38,7 +44,16 @@ export function RetagDialog({
     onRetag(tag);
   }
   return (
-    <Modal title={`Re-tag ${selected === 1 && selectedExact ? '1 plant' : `${countText(selected, selectedExact)} plants`}`} onCancel={onCancel} initialFocus={inputRef} describedBy={false}>
+    <Modal
+      title={
+        mergeFrom === undefined
+          ? `Re-tag ${plants}`
+          : `Merge the tag “${mergeFrom}” of ${plants} into another`
+      }
+      onCancel={onCancel}
+      initialFocus={inputRef}
+      describedBy={false}
+    >
       <form className="form-grid" onSubmit={onSubmit} noValidate>
         <Field
           id="retag-tag"
@@ -52,7 +67,9 @@ export function RetagDialog({
           }}
           error={error}
           inputRef={inputRef}
+          list={tagSuggestionsId('retag-tag')}
         />
+        <TagSuggestions inputId="retag-tag" text={tag} />
         <div className="dialog__actions">
           <button type="button" className="button" onClick={onCancel}>
             Cancel

@@ -1,7 +1,7 @@
 'use client';
 
 import { keepPreviousData } from '@tanstack/react-query';
-import { Tag, X } from 'lucide-react';
+import { Merge, Tag, X } from 'lucide-react';
 import { type KeyboardEvent, useId, useState } from 'react';
 
 import { trpc } from '@/ui/trpc';
@@ -16,7 +16,18 @@ const count = new Intl.NumberFormat();
  * applies when it is chosen (click, or Enter on it), never while typing. Enter on text that is exactly a
  * tag (in any case) chooses that tag; Escape closes the list and puts back the applied tag.
  */
-export function TagFilter({ value, owner, onChoose }: { value: string | undefined; owner: string | undefined; onChoose: (tag: string | undefined) => void }) {
+export function TagFilter({
+  value,
+  owner,
+  onChoose,
+  onMerge,
+}: {
+  value: string | undefined;
+  owner: string | undefined;
+  onChoose: (tag: string | undefined) => void;
+  /** Merges the chosen tag into another: a bulk re-tag of every plant of the view, which has this tag. */
+  onMerge?: () => void;
+}) {
   const [text, setText] = useState(value ?? '');
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(-1);
@@ -67,7 +78,7 @@ export function TagFilter({ value, owner, onChoose }: { value: string | undefine
   return (
     <div className="field combobox">
       <label htmlFor={`${id}-input`}>Tag</label>
-      <div className="combobox__control">
+      <div className={value && onMerge ? 'combobox__control combobox__control--two' : 'combobox__control'}>
         <Tag className="icon" aria-hidden="true" />
         <input
           id={`${id}-input`}
@@ -94,6 +105,14 @@ export function TagFilter({ value, owner, onChoose }: { value: string | undefine
           }}
           onKeyDown={onKeyDown}
         />
+        {value && onMerge ? (
+          <button
+            type="button"
+            className="button button--small button--quiet icon-button combobox__merge"
+            aria-label={`Merge the tag “${value}” into another`} title="Merge into another tag" onClick={onMerge}>
+            <Merge className="icon" aria-hidden="true" />
+          </button>
+        ) : null}
         {value ? (
           <button type="button" className="button button--small button--quiet icon-button" aria-label={`Remove the tag filter “${value}”`} title="Any tag" onClick={() => choose(undefined)}>
             <X className="icon" aria-hidden="true" />

@@ -13,7 +13,7 @@ import { hasFilters, type PlantsQuery } from './url-state';
  * button), a tag or an owner when chosen. Nothing applies on a timer, so nothing done after typing can be
  * undone by a delayed apply (the old 350 ms pause did exactly that).
  */
-export function Toolbar({ query, isAdmin, onChange }: { query: PlantsQuery; isAdmin: boolean; onChange: (next: PlantsQuery) => void }) {
+export function Toolbar({ query, isAdmin, onChange, onMergeTag }: { query: PlantsQuery; isAdmin: boolean; onChange: (next: PlantsQuery) => void; onMergeTag?: () => void }) {
   const [q, setQ] = useState(query.q ?? '');
   const [seen, setSeen] = useState(query.q);
   // Back, Forward, a link or Clear filters changed the search: the field shows it.
@@ -57,7 +57,7 @@ export function Toolbar({ query, isAdmin, onChange }: { query: PlantsQuery; isAd
           Press Enter to search.
         </span>
       </form>
-      <TagFilter value={query.tag} owner={isAdmin ? query.owner : undefined} onChoose={(tag) => onChange({ ...reset, tag })} />
+      <TagFilter value={query.tag} owner={isAdmin ? query.owner : undefined} onChoose={(tag) => onChange({ ...reset, tag })} onMerge={onMergeTag} />
       {isAdmin ? (
         <div className="field">
           <label htmlFor="plants-owner">Owner</label>

@@ -3,7 +3,7 @@
 import { Search, Square } from 'lucide-react';
 import { useEffect, useRef, useState } from 'react';
 
-import type { PlantSortKey, WalkStop } from '@/shared/plants';
+import type { PlantSortKey, WalkStop } from '@/shared/plant-table';
 
 import { reachedText } from './walked-page';
 

@@ -1,4 +1,5 @@
-import { INT64_MIN, type PlantFieldName, type PlantSortKey } from '@/shared/plants';
+import { INT64_MIN, type PlantFieldName } from '@/shared/plants';
+import { type PlantSortKey } from '@/shared/plant-table';
 
 import type { ColumnSpec } from '../table/fit';
 import { OTHER_PLANT_FIELDS, PLANT_FIELD_UI } from './fields';

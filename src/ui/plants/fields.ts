@@ -1,4 +1,5 @@
-import { isOptionalPlantField, NAME_MAX_LENGTH, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, type PlantPatch, TAG_MAX_LENGTH } from '@/shared/plants';
+import { isOptionalPlantField, type Plant, PLANT_FIELD_NAMES, type PlantFieldName, type PlantPatch } from '@/shared/plants';
+import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import type { ColumnSpec } from '../table/fit';
 

@@ -1,4 +1,5 @@
-import { DEFAULT_SORT, INT64_MAX, INT64_MIN, PAGE_SIZES, PLANT_SORT_KEYS, type PlantPageInput, type PlantSort, type PlantSortKey } from '@/shared/plants';
+import { INT64_MAX, INT64_MIN } from '@/shared/plants';
+import { DEFAULT_SORT, PAGE_SIZES, PLANT_SORT_KEYS, type PlantPageInput, type PlantSort, type PlantSortKey } from '@/shared/plant-table';
 
 /**
  * The plants view's state lives in its address, so a reload, Back and a shared link land on the same view:

@@ -2,7 +2,8 @@
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useState } from 'react';
 
-import { type PlantRow, type StoredFields, toPlant } from '@/shared/plants';
+import { type StoredFields, toPlant } from '@/shared/plants';
+import { type PlantRow } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 /**

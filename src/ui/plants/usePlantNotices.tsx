@@ -1,6 +1,7 @@
 'use client';
 
-import type { Plant, PlantRow } from '@/shared/plants';
+import type { Plant } from '@/shared/plants';
+import type { PlantRow } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 import { useNotices } from '../notices';
@@ -131,18 +132,62 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
       });
     },
 
-    deletedMatching(result: BulkResult) {
-      if (result.failed) return failed(`${plural(result.doneCount, '1 plant was', 'plants were')} deleted, then it stopped`, new Error(result.failed));
-      notices.show({ kind: 'success', content: `Deleted ${plural(result.doneCount + result.gone, '1 plant', 'plants')}${result.gone ? ` (${plural(result.gone, '1 was', 'were')} deleted elsewhere already)` : ''}.` });
+    /**
+     * A delete of more than one call's plants ("select all", or more than BULK_MAX ticked): how many, whether it was
+     * stopped, and Undo of what it deleted, worked through like the delete (progress, Stop).
+     */
+    deletedMany(result: BulkResult, of: string, undo: (ids: bigint[]) => Promise<void>) {
+      if (result.failed) failed(`${plural(result.doneCount, '1 plant was', 'plants were')} deleted, then it stopped`, new Error(result.failed));
+      const gone = result.gone ? ` (${plural(result.gone, '1 was', 'were')} deleted elsewhere already)` : '';
+      const undoable = result.doneIds.length > 0 ? { action: { label: 'Undo', shortcut: 'undo' as const, run: () => undo(result.doneIds) } } : {};
+      if (result.failed) {
+        if (result.doneIds.length > 0) notices.show({ kind: 'warning', content: `Deleted ${plural(result.doneCount, '1 plant', 'plants')} before it failed.`, ...undoable });
+        return;
+      }
+      notices.show({
+        kind: result.stopped ? 'warning' : 'success',
+        content: result.stopped
+          ? `Stopped: deleted ${count.format(result.doneCount + result.gone)} of ${of} plants${gone}. The rest are kept.`
+          : `Deleted ${plural(result.doneCount + result.gone, '1 plant', 'plants')}${gone}.`,
+        ...undoable,
+      });
     },
 
-    retagged(tag: string | null, result: BulkResult) {
-      if (result.failed) return failed(`${plural(result.doneCount, '1 plant was', 'plants were')} re-tagged, then it stopped`, new Error(result.failed));
+    /** The undo of deletedMany. */
+    restoredMany(result: BulkResult, of: number) {
+      if (result.failed) return failed(`${plural(result.doneCount, '1 plant was', 'plants were')} put back, then it stopped`, new Error(result.failed));
+      const lost = result.gone ? `; ${plural(result.gone, '1 could', 'could')} not be put back (its id taken meanwhile, or too old to undo)` : '';
       notices.show({
-        kind: 'success',
+        kind: result.stopped || result.gone ? 'warning' : 'success',
+        content: result.stopped ? `Stopped: put back ${count.format(result.doneCount)} of ${count.format(of)} plants${lost}.` : `Put back ${plural(result.doneCount, '1 plant', 'plants')}${lost}.`,
+      });
+    },
+
+    /** The undo of a re-tag. */
+    retagUndone(result: BulkResult, of: number) {
+      if (result.failed) return failed(`${plural(result.doneCount, '1 plant has', 'plants have')} its tag back, then it stopped`, new Error(result.failed));
+      const kept = result.gone ? ` (${plural(result.gone, '1 was', 'were')} changed or deleted elsewhere meanwhile, and kept that)` : '';
+      notices.show({
+        kind: result.stopped || result.gone ? 'warning' : 'info',
+        content: result.stopped
+          ? `Stopped: ${count.format(result.doneCount)} of ${count.format(of)} plants have their tags back${kept}.`
+          : `Undone: ${plural(result.doneCount, '1 plant has its tag', 'plants have their tags')} back${kept}.`,
+      });
+    },
+
+    retagged(tag: string | null, result: BulkResult, of: string, undo: () => Promise<void>) {
+      const undoable = result.doneIds.length > 0 ? { action: { label: 'Undo', shortcut: 'undo' as const, run: undo } } : {};
+      if (result.failed) {
+        failed(`${plural(result.doneCount, '1 plant was', 'plants were')} re-tagged, then it stopped`, new Error(result.failed));
+        if (result.doneIds.length > 0) notices.show({ kind: 'warning', content: `Re-tagged ${plural(result.doneCount, '1 plant', 'plants')} before it failed.`, ...undoable });
+        return;
+      }
+      notices.show({
+        kind: result.stopped ? 'warning' : 'success',
         content: (
           <>
-            {tag === null ? 'Removed the tag of' : 'Tagged'} {plural(result.doneCount, '1 plant', 'plants')}
+            {result.stopped ? `Stopped: ` : null}
+            {tag === null ? 'Removed the tag of' : 'Tagged'} {result.stopped ? `${count.format(result.doneCount)} of ${of} plants` : plural(result.doneCount, '1 plant', 'plants')}
             {tag === null ? null : (
               <>
                 {' '}
@@ -152,6 +197,7 @@ export function usePlantNotices(ownChange: (ids: Iterable<bigint>) => void) {
             {result.gone ? ` (${plural(result.gone, '1 was', 'were')} deleted elsewhere meanwhile)` : ''}.
           </>
         ),
+        ...undoable,
       });
     },
   };

@@ -2,7 +2,8 @@
 
 import { useCallback, useMemo, useState } from 'react';
 
-import type { BulkSelection, PlantFilters, PlantRow } from '@/shared/plants';
+import type { PlantFilters } from '@/shared/plants';
+import type { BulkSelection, PlantRow } from '@/shared/plant-table';
 
 /**
  * What is ticked, across pages: some plants (by id, with their rows for the confirmation), or every plant

@@ -2,7 +2,7 @@
 
 import { useEffect, useMemo, useState } from 'react';
 
-import { DEFAULT_SORT, type PlantPage, type PlantPageInput } from '@/shared/plants';
+import { DEFAULT_SORT, type PlantPage, type PlantPageInput } from '@/shared/plant-table';
 import { trpc } from '@/ui/trpc';
 
 import { sameCursor } from './url-state';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { PlantPage } from '@/shared/plants';
+import type { PlantPage } from '@/shared/plant-table';
 
 import { AUTO_CONTINUATIONS, chainFor, continuationOf, fullAt, joinWalked, reachedText } from './walked-page';
 

@@ -1,8 +1,8 @@
-import { lastPageRows, type PlantPage, type PlantSortKey, type WalkStop } from '@/shared/plants';
+import { lastPageRows, type PlantPage, type PlantSortKey, type WalkStop } from '@/shared/plant-table';
 
 /**
  * A name search of many matches is walked a budget of rows per request, in any order, id (the default)
- * included (the server says where each stopped: `walkStopped`, shared/plants.ts). The page asks on by itself
+ * included (the server says where each stopped: `walkStopped`, shared/plant-table.ts). The page asks on by itself
  * from where the last answer stopped until it is full, the order ends, or it has asked AUTO_CONTINUATIONS
  * times (docs/admin-page.md, "At scale"): then the person may search further. This joins those answers into
  * the one page the view shows.

@@ -12,7 +12,7 @@ import type { ImportOutcome, PlantImport } from '@/shared/plant-import';
 import { type NewPlant, PLANT_FIELD_NAMES } from '@/shared/plants';
 
 import { plantsCommitted } from '../events';
-import { whereOf } from '../query';
+import { whereOf } from '../conditions';
 import { inPlantScope, plantScopeSql } from '../scope';
 import { idTakenMessage, INSERTED_COLUMNS, insertedValues, patchedColumns } from '../service';
 import { type RowFields, rowFields } from './read';
