@@ -279,6 +279,7 @@ describe.runIf(testEngine === 'postgresql')('PostgreSQL specifics', () => {
       'PlantImport',
       'PlantImportRow',
       'PlantListVersion',
+      'PlantOwnerCount',
       'PlantTagCount',
       'PlantTombstone',
       'RateBudget',
