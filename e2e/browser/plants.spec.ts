@@ -128,6 +128,27 @@ test.describe('plants', () => {
     expect((await rest.listPlantsText(token)).text).not.toContain('9223372036854775807');
   });
 
+  test('the search matches what people see: "cafe" finds "Café", "fern hidden" a name with zero-width characters between the words', async ({ page, rest }) => {
+    const name = uniqueName('folding');
+    const token = await cliToken(name);
+    const [cafe, hidden, other] = [uniqueId(), uniqueId(), uniqueId()];
+    await rest.mustCreatePlant(token, { id: cafe, name: 'Café au lait fern' });
+    await rest.mustCreatePlant(token, { id: hidden, name: 'Fern\u200b \u200bhidden' });
+    await rest.mustCreatePlant(token, { id: other, name: 'Cactus' });
+    await signIn(page, token, name);
+    const search = page.getByLabel('Search names');
+    for (const [typed, found] of [
+      ['cafe', [cafe]],
+      ['CAFÉ AU', [cafe]],
+      ['fern hidden', [hidden]],
+      ['fern', [cafe, hidden]],
+    ] as const) {
+      await search.fill(typed);
+      await search.press('Enter');
+      await expect.poll(() => shownIds(page), `q=${typed}`).toEqual(found.map(String));
+    }
+  });
+
   test('search, tag filter and paging live in the address: reload, Back and a shared link land on the same view', async ({ page, browser, baseURL, rest, shot }) => {
     const name = uniqueName('pager');
     const token = await cliToken(name);
