@@ -161,7 +161,7 @@ export const SEARCH_WALK_BUDGET = 50_000;
  */
 export const POSTGRESQL_SEARCH_WALK_BUDGET = 30_000;
 /** The rows one walk of a request reads on this engine. */
-export const searchWalkBudget = (engine: 'sqlite' | 'postgresql'): number => (engine === 'postgresql' ? POSTGRESQL_SEARCH_WALK_BUDGET : SEARCH_WALK_BUDGET);
+export const searchWalkBudget = (engine: 'sqlite' | 'postgresql'): number => ({ sqlite: SEARCH_WALK_BUDGET, postgresql: POSTGRESQL_SEARCH_WALK_BUDGET })[engine];
 
 /** A live feed resumed with `lastEventId` is sent what it missed first (up to plants/live/feed.ts's REPLAY_MAX events): one unit per this many. */
 export const REPLAYED_EVENTS_PER_UNIT = 25;

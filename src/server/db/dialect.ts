@@ -3,11 +3,24 @@ import 'server-only';
 import { Prisma } from '@/generated/prisma/client';
 
 import { db, engine } from './client';
+import type { DatabaseEngine } from './database-url';
 
 /*
  * SQL that is written differently on the two engines but means the same, for the services: each chosen here, by
  * the engine of the open database, so a service writes what it means and not which engine it is on.
  */
+
+/**
+ * The one of `choices` for the open database's engine, looked up when called (the engine is known once the
+ * database is open): code that differs per engine names each engine's part once, and this chooses it.
+ */
+export const byEngine = <T>(choices: Readonly<Record<DatabaseEngine, T>>): T => choices[engine];
+
+/**
+ * A join that keeps its left side as the outer loop: SQLite's planner reads CROSS JOIN as that order;
+ * PostgreSQL plans a JOIN's order itself (and takes no ON after CROSS JOIN).
+ */
+export const orderedJoin = (): Prisma.Sql => byEngine({ sqlite: Prisma.sql`CROSS JOIN`, postgresql: Prisma.sql`JOIN` });
 
 /** `column` holds `text` (both folded the same way): SQLite's `instr`, PostgreSQL's `strpos`. */
 export function containsText(column: Prisma.Sql, text: string): Prisma.Sql {

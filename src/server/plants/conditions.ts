@@ -2,15 +2,14 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
-import { engine } from '@/server/db/client';
 import { AppError } from '@/shared/errors';
 import { foldForSearch, type PlantFilters } from '@/shared/plants';
 
 import { P_ID } from './keysets';
-import type { NameSearch } from './name-search';
+import { nameContains, type NameSearch } from './name-search';
 import { plantScopeSql, seesEveryOwner } from './scope';
-import { nameContains, planNameSearch, sqliteIndexedPlants } from './search';
-import { postgresIndexedName } from './search-postgresql';
+import { planNameSearch } from './search';
+import { searchDialect } from './search-dialect';
 
 /**
  * Which plants a read is about, as SQL: the access scope (scope.ts) and the filters, as one WHERE, and where the
@@ -52,7 +51,10 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
   // ASCII only. A plain substring test on the folded name, the same on both engines. PostgreSQL's index plan
   // states the same substring test as its GIN indexes serve it (search-postgresql.ts).
   if (search?.plan === 'filter') list.push(nameContains(search.folded));
-  else if (search?.plan === 'index' && engine === 'postgresql') list.push(postgresIndexedName(search));
+  else if (search?.plan === 'index') {
+    const indexed = searchDialect().indexedCondition(search);
+    if (indexed) list.push(indexed);
+  }
   return list;
 }
 
@@ -60,7 +62,7 @@ export function conditions(actor: Actor, filters: PlannedFilters): Prisma.Sql[] 
 export function plantsFrom(filters: PlannedFilters): Prisma.Sql {
   const search = searchOf(filters);
   // plant scope: a FROM, whose WHERE its callers take from conditions(), which starts with the scope.
-  return search?.plan === 'index' && engine === 'sqlite' ? sqliteIndexedPlants(search.folded, undefined, search.match) : Prisma.sql`"Plant" p`;
+  return search?.plan === 'index' ? searchDialect().indexedPlants(search) : Prisma.sql`"Plant" p`;
 }
 
 export const whereOf = (list: Prisma.Sql[]): Prisma.Sql => (list.length === 0 ? Prisma.empty : Prisma.sql`WHERE ${Prisma.join(list, ' AND ')}`);
@@ -78,5 +80,5 @@ export async function ready(filters: PlantFilters): Promise<PlannedFilters> {
  * same number), which the FTS5 table walks in order itself, so a page by id stops after its rows.
  */
 export function idColumn(filters: PlannedFilters): Prisma.Sql {
-  return engine === 'sqlite' && searchOf(filters)?.plan === 'index' ? Prisma.sql`m.id` : P_ID;
+  return searchOf(filters)?.plan === 'index' ? searchDialect().indexedId : P_ID;
 }

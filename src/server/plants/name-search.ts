@@ -1,6 +1,12 @@
+import 'server-only';
+
+import { Prisma } from '@/generated/prisma/client';
+import { containsText } from '@/server/db/dialect';
+
 /**
- * What a name search is, apart from how each engine finds it (search.ts plans it, SQLite's index and walk;
- * search-postgresql.ts, PostgreSQL's): the planned search both engines' code and the queries read.
+ * What a name search is, apart from how each engine finds it (search.ts plans it; search-dialect.ts
+ * chooses the engine's parts, search-sqlite.ts and search-postgresql.ts): the planned search both engines' code
+ * and the queries read.
  */
 
 export type NameSearch = {
@@ -24,3 +30,8 @@ export const TRIGRAM_LENGTH = 3;
 
 /** Whether the query is a phrase of the trigram index: three characters (code points, after folding) or more. */
 export const indexable = (folded: string) => [...folded].length >= TRIGRAM_LENGTH;
+
+/** The name test of the filter plan, on a row's folded name: a plain substring test, the same on both engines. */
+export function nameContains(folded: string, column: Prisma.Sql = Prisma.sql`p."nameFolded"`): Prisma.Sql {
+  return containsText(column, folded);
+}

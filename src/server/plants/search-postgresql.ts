@@ -248,3 +248,18 @@ export async function postgresMatchesUpTo(folded: string, limit: number): Promis
     SELECT id FROM m LIMIT ${limit + 1}`;
   return rows.length > limit ? null : rows.map((row) => BigInt(row.id));
 }
+
+/**
+ * PostgreSQL's INDEXED_MATCHES_MAX (search.ts): deciding reads the planner's estimate, then no more than this
+ * many ids plus one.
+ */
+export const POSTGRESQL_INDEXED_MATCHES_MAX = 10_000;
+
+/**
+ * PostgreSQL's plan of a search (search.ts, planNameSearch) of a query folded to one character or more: every
+ * query is served, one or two characters by the index of short substrings.
+ */
+export async function postgresPlan(folded: string): Promise<NameSearch> {
+  const matches = await postgresMatchesUpTo(folded, POSTGRESQL_INDEXED_MATCHES_MAX);
+  return matches === null ? { folded, plan: 'filter' } : { folded, plan: 'index', matches };
+}

@@ -2,14 +2,15 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
-import { db, engine } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { orderedJoin } from '@/server/db/dialect';
 import type { PlantSort } from '@/shared/plant-table';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, scopeConditions, searchOf, whereOf } from './conditions';
 import { ASC, DESC, type KeysetPosition, orderBy, pastCondition, type Segment, segmentsOf } from './keysets';
-import { indexable } from './name-search';
+import { nameContains } from './name-search';
 import { OWNER_JOIN, type RawRow, rowSelect } from './rows';
-import { nameContains, sqliteIdOrderProbe } from './search';
+import { searchDialect } from './search-dialect';
 
 /**
  * Reads of rows in an order: keyset pages of any sort, and the walks with a budget that a name search of many
@@ -41,8 +42,9 @@ async function probedInIdOrder<Row>(
   query: (from: Prisma.Sql, id: Prisma.Sql) => Promise<Row[]>,
 ): Promise<Row[] | null> {
   const search = searchOf(filters);
-  if (engine !== 'sqlite' || search?.plan !== 'filter' || !indexable(search.folded)) return null;
-  const probed = await query(sqliteIdOrderProbe(search.folded, descending, past), Prisma.sql`m.id`);
+  const probe = search?.plan === 'filter' ? searchDialect().idOrderProbe(search.folded, descending, past) : null;
+  if (!probe) return null;
+  const probed = await query(probe, Prisma.sql`m.id`);
   return probed.length >= limit ? probed : null;
 }
 
@@ -54,7 +56,7 @@ async function probedInIdOrder<Row>(
  * name where the index holds it, and only those rows are read.
  */
 function pageFrom(source: Prisma.Sql, filters: PlannedFilters, segment: Segment, where: Prisma.Sql[], ordering: Prisma.Sql, limit: number): Prisma.Sql {
-  if (engine !== 'postgresql' || searchOf(filters)?.plan !== 'filter' || segment.keyColumn !== 'nameFolded') return source;
+  if (!searchDialect().namePageFirst || searchOf(filters)?.plan !== 'filter' || segment.keyColumn !== 'nameFolded') return source;
   // plant scope: `where` starts with conditions(); the outer query applies it again to the page's rows.
   return Prisma.sql`(SELECT p.id FROM "Plant" p ${whereOf(where)} ${ordering} LIMIT ${limit}) page JOIN "Plant" p ON p.id = page.id`;
 }
@@ -187,7 +189,7 @@ async function walkSegment(
   // plant scope: the rows of ids the walk above found in the scope. On SQLite CROSS JOIN keeps the page's few ids
   // as the outer loop: for the statement's ORDER BY id (id order) its planner would rather scan the whole table
   // by the primary key and probe the page (an admin's "o" by id at 1 M: 0.3 ms → 130–400 ms).
-  const matchRows = rowSelect(options.withOwner, segment, Prisma.sql`page x ${engine === 'sqlite' ? Prisma.sql`CROSS JOIN` : Prisma.sql`JOIN`} "Plant" p ON p.id = x.id`);
+  const matchRows = rowSelect(options.withOwner, segment, Prisma.sql`page x ${orderedJoin()} "Plant" p ON p.id = x.id`);
   // The last row by its id as one value: joined to a subquery whose LIMIT it cannot know, PostgreSQL's planner
   // expected thousands of rows and hashed the whole table (400 ms at 1 M).
   // plant scope: as above.
