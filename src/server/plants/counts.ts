@@ -22,7 +22,7 @@ export type Count = { count: number; exact: boolean };
 export const COUNT_WALK_BUDGET = 50_000;
 /**
  * SQLite: how many of a phrase's matches a count reads by id before it counts by the walk instead: as many as
- * deciding the plan reads (INDEXED_MATCHES_MAX), enough when the view holds the cap's worth of them. Each
+ * deciding the plan reads (indexedMatchesMax()), enough when the view holds the cap's worth of them. Each
  * costs the index's work and a row looked up, ten times a walked row: at 1 M plants, counting the 6,944
  * matches of "orchid ivy" for a view holding none of them took two statements of 57 and 288 ms (p50 of 3,
  * load 3–6), and 37 and 12 ms with 5,000 (docs/performance.md, "Search at scale").

@@ -15,7 +15,7 @@ export type NameSearch = {
   plan: 'index' | 'filter';
   /**
    * PostgreSQL's index plan: the ids of every plant of the store whose name matches, read from the index when
-   * the search was planned (at most INDEXED_MATCHES_MAX), so the rows and the count read the index no more.
+   * the search was planned (at most indexedMatchesMax()), so the rows and the count read the index no more.
    */
   matches?: readonly bigint[];
   /**

@@ -250,7 +250,7 @@ export async function postgresMatchesUpTo(folded: string, limit: number): Promis
 }
 
 /**
- * PostgreSQL's INDEXED_MATCHES_MAX (search.ts): deciding reads the planner's estimate, then no more than this
+ * PostgreSQL's indexedMatchesMax() (search.ts): deciding reads the planner's estimate, then no more than this
  * many ids plus one.
  */
 export const POSTGRESQL_INDEXED_MATCHES_MAX = 10_000;

@@ -7,7 +7,7 @@ import { indexable, nameContains, type NameSearch, TRIGRAM_LENGTH } from './name
 
 
 /**
- * SQLite's INDEXED_MATCHES_MAX (search.ts). It is also what deciding costs: the count reads the phrase's matches in
+ * SQLite's indexedMatchesMax() (search.ts). It is also what deciding costs: the count reads the phrase's matches in
  * id order up to this many plus one, and a phrase rarer than its trigrams ("orchid ivy") pays for every row of
  * their longer lists on the way; at 10 M, 10,001 took 22–44 ms against 4–8 ms for 2,001 (docs/performance.md,
  * "Search at scale").

@@ -9,7 +9,7 @@ import { searchDialect } from './search-dialect';
  * The name search: "the folded name contains the folded query", `%` and `_` as themselves, exactly as
  * `instr`/`strpos` on `nameFolded` always said. What changes with the store's size is how the rows are found:
  *
- * - **index**: a query whose matches are few in the whole store (at most INDEXED_MATCHES_MAX) takes its rows
+ * - **index**: a query whose matches are few in the whole store (at most indexedMatchesMax()) takes its rows
  *   from the trigram index. SQLite's FTS5 table "PlantNameSearch" holds each folded name with one U+0001
  *   after it (migration *_plant_name_search_two_characters): a query of three characters or more is a phrase
  *   query of its text (exactly "contains it"); one of two characters is the terms that begin with it (every
@@ -30,10 +30,10 @@ import { searchDialect } from './search-dialect';
  * whose trigrams repeat is asked for each distinct one, a long one for its rarest few: sqliteFtsQuery): the
  * index plan tests each name it finds.
  *
- * How many match is read from the index itself on SQLite (a count that stops at INDEXED_MATCHES_MAX + 1, and
+ * How many match is read from the index itself on SQLite (a count that stops at indexedMatchesMax() + 1, and
  * for one or two characters at SHORT_QUERY_ENTRIES_BUDGET entries of the term list) and on PostgreSQL from its
  * statistics (the planner's estimate of the rows its index's condition keeps), then, when that says few, from
- * the index (the matches' ids, read up to INDEXED_MATCHES_MAX + 1 and kept for the query): neither costs more
+ * the index (the matches' ids, read up to indexedMatchesMax() + 1 and kept for the query): neither costs more
  * than a few milliseconds, and a wrong guess costs time, never a wrong row. docs/admin-page.md, "At scale", has
  * the figures.
  */
@@ -42,7 +42,7 @@ import { searchDialect } from './search-dialect';
  * A search matching at most this many plants in the whole store is served by the trigram index: 2,000 on SQLite
  * (search-sqlite.ts says why), 10,000 on PostgreSQL.
  */
-export const INDEXED_MATCHES_MAX = searchDialect().indexedMatchesMax;
+export const indexedMatchesMax = (): number => searchDialect().indexedMatchesMax;
 
 /** How this search finds its rows (see above). */
 export async function planNameSearch(q: string): Promise<NameSearch> {
