@@ -155,7 +155,7 @@ describe('the counts per owner and tag', () => {
       trpcData<{ rows: { id: bigint }[]; total: number; totalExact: boolean; offset: number; offsetExact: boolean }>(
         await trpcCall(server.baseUrl, 'query', 'plants.page', { token: server.adminToken, input: { size: 25, ...input } }),
       );
-    const expectPlaced = async (filters: Record<string, string>, sort: { key: string; dir: 'asc' | 'desc' }, id: bigint, total: number, place: number) => {
+    const expectPlaced = async (filters: { owner?: string; tag?: string }, sort: { key: string; dir: 'asc' | 'desc' }, id: bigint, total: number, place: number) => {
       const what = `${JSON.stringify(filters)} by ${sort.key} ${sort.dir}, plant ${id} at ${place} of ${total}`;
       expect(Math.min(place, total - 1 - place), `${what}: further than the cap from both ends`).toBeGreaterThan(COUNT_CAP + 25);
       const after = await page({ ...filters, sort, cursor: { kind: 'after', id } });

@@ -100,35 +100,34 @@ async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSor
 
 /**
  * How many matching rows come before `position`, a row of the view: counted from the start up to the cap, and
- * past it, when the view's total is exact (kept-counts.ts), from the end: the total less the rows after it and
- * itself. Further than the cap from both ends of a view with a kept total (never a name search, whose count
- * stays capped), from the nearer end: from the start up to half the total, else from the end, each a range of
- * the index that serves the sort. So every page of a view with a kept total is placed exactly, reading at most
- * the total and twice the cap in index entries (middleCountRows, which the page's declared cost charges).
+ * past it, when the view's total is exact, from the end: the total less the rows after it and itself. A view with
+ * a kept total (kept-counts.ts; never a name search, whose counts stay capped) is counted from the end up to half
+ * its total, and when more than that follow, from the start up to half: each a range of the index that serves
+ * the sort. So every page of such a view is placed exactly, reading at most the cap and the total in index
+ * entries (middleCountRows, which the page's declared cost charges); a name search's page further than the cap
+ * from both ends is "past the first 1,000".
  */
 export async function countBefore(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, total?: Count): Promise<Count> {
   const before = await countBeside(actor, filters, sort, position, 'before');
   if (before.exact || !total?.exact) return before;
-  const after = await countBeside(actor, filters, sort, position, 'after');
+  const half = searchOf(filters) ? undefined : Math.max(countCapOf(filters), Math.ceil(total.count / 2));
+  const after = await countBeside(actor, filters, sort, position, 'after', half);
   if (after.exact) return { count: Math.max(before.count, total.count - after.count - 1), exact: true };
-  if (searchOf(filters)) return before;
-  const half = Math.ceil(total.count / 2);
+  if (half === undefined) return before;
+  // More than half the total follow, so fewer than half come before (unless plants were added since the total was read).
   const fromStart = await countBeside(actor, filters, sort, position, 'before', half);
-  if (fromStart.exact) return fromStart;
-  // Past the middle, so fewer than half follow (unless plants were added since the total was read: then as before).
-  const fromEnd = await countBeside(actor, filters, sort, position, 'after', half);
-  return fromEnd.exact ? { count: Math.max(fromStart.count, total.count - fromEnd.count - 1), exact: true } : before;
+  return fromStart.exact ? fromStart : before;
 }
 
 /**
- * How many index entries placing a page of these filters may read beyond the capped counts: a page named by a
- * row (`after`, `before`) of a view with a kept total further than the cap from both ends reads up to half the
- * total from the start, then up to half from the end. For the page's declared cost (router.ts).
+ * How many index entries placing a page of these filters may read beyond the first count's cap: a page named by
+ * a row (`after`, `before`) of a view with a kept total further than the cap from the start reads up to half
+ * the total from the end, then up to half from the start. For the page's declared cost (router.ts).
  */
 export async function middleCountRows(actor: Actor, input: PlantFilters & { cursor?: { kind: string }; counts?: boolean }): Promise<number> {
   if (input.counts === false || (input.cursor?.kind !== 'after' && input.cursor?.kind !== 'before')) return 0;
   const kept = await keptTotal(actor, { ...(input.owner === undefined ? {} : { owner: input.owner }), ...(input.tag === undefined ? {} : { tag: input.tag }), ...(input.q === undefined ? {} : { q: input.q }) });
-  return kept === null || kept <= 2 * COUNT_CAP ? 0 : 2 * Math.ceil(kept / 2);
+  return kept === null || kept <= COUNT_CAP ? 0 : 2 * Math.ceil(kept / 2);
 }
 
 /** How many plants match: the kept total of a view without a name search (kept-counts.ts), else counted up to the cap. */
