@@ -142,6 +142,11 @@ const WORST: Record<string, WorstCase> = {
       { name: 'last page of 100 by name, q matching none', input: () => ({ size: 100, q: 'no such plant', sort: { key: 'name', dir: 'asc' }, cursor: { kind: 'last' } }) },
       { name: 'last page of 100 by tag, q matching every plant', input: () => ({ size: 100, q: 'plant', sort: { key: 'tag', dir: 'desc' }, cursor: { kind: 'last' } }) },
       { name: 'last page of 100 by creation', input: () => ({ size: 100, sort: { key: 'created', dir: 'asc' }, cursor: { kind: 'last' } }) },
+      // Further than the cap from both ends, just before the middle: counted from the start to the cap, from the end to half, from the start to half.
+      ...(['id', 'name', 'owner'] as const).map((key) => ({
+        name: `the page of 100 after the middle plant by ${key}`,
+        input: () => ({ size: 100, sort: { key, dir: 'asc' }, cursor: { kind: 'after', id: MEMBER_FIRST_ID + BigInt(MEMBER_PLANTS / 2 - 2) } }),
+      })),
     ],
   },
   'plants.deleteMany': {

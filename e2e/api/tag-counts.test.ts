@@ -140,6 +140,45 @@ describe('the counts per owner and tag', () => {
     }
   });
 
+  it('place a page further than the cap from both ends exactly, in every sort both ways, for every filter with a kept count', async () => {
+    // One owner, one tag, names in id order, one creation time: in every sort of this owner's or this tag's view a
+    // plant's place is its index from the start, or in a descending sort from the end.
+    const many = 2 * COUNT_CAP + 500;
+    const firstId = 4_000_000n;
+    await server.createToken('counts-middle', 'member');
+    await insertPlantsOf(
+      server.database,
+      'counts-middle',
+      Array.from({ length: many }, (_, index) => ({ id: firstId + BigInt(index), name: `Middle ${String(index).padStart(6, '0')}`, tag: 'middle' })),
+    );
+    const page = async (input: Record<string, unknown>) =>
+      trpcData<{ rows: { id: bigint }[]; total: number; totalExact: boolean; offset: number; offsetExact: boolean }>(
+        await trpcCall(server.baseUrl, 'query', 'plants.page', { token: server.adminToken, input: { size: 25, ...input } }),
+      );
+    const expectPlaced = async (filters: { owner?: string; tag?: string }, sort: { key: string; dir: 'asc' | 'desc' }, id: bigint, total: number, place: number) => {
+      const what = `${JSON.stringify(filters)} by ${sort.key} ${sort.dir}, plant ${id} at ${place} of ${total}`;
+      expect(Math.min(place, total - 1 - place), `${what}: further than the cap from both ends`).toBeGreaterThan(COUNT_CAP + 25);
+      const after = await page({ ...filters, sort, cursor: { kind: 'after', id } });
+      expect(after, `the page after ${what}`).toMatchObject({ total, totalExact: true, offset: place + 1, offsetExact: true });
+      const before = await page({ ...filters, sort, cursor: { kind: 'before', id } });
+      expect(before, `the page before ${what}`).toMatchObject({ total, totalExact: true, offset: place - 25, offsetExact: true });
+    };
+    // Nearer the start, and nearer the end.
+    for (const index of [COUNT_CAP + 100, many - COUNT_CAP - 200]) {
+      const id = firstId + BigInt(index);
+      for (const filters of [{ owner: 'counts-middle' }, { tag: 'middle' }]) {
+        for (const key of ['id', 'name', 'tag', 'created', 'owner']) {
+          await expectPlaced(filters, { key, dir: 'asc' }, id, many, index);
+          await expectPlaced(filters, { key, dir: 'desc' }, id, many, many - 1 - index);
+        }
+      }
+      // The owner's tag, and the whole store (other tests' plants too), by id.
+      const count = async (where: string) => Number((await server.database.query<{ n: bigint }>(`SELECT COUNT(*) AS n FROM "Plant" p ${where}`))[0]!.n);
+      await expectPlaced({ owner: 'counts-middle', tag: 'middle' }, { key: 'id', dir: 'desc' }, id, many, many - 1 - index);
+      await expectPlaced({}, { key: 'id', dir: 'asc' }, id, await count(''), await count(`WHERE p.id < ${id}`));
+    }
+  });
+
   it('are what the suggestions answer, for a member and for an admin', async () => {
     const counts = await server.database.query<Count>(
       `SELECT c."ownerId", c.tag, c.plants FROM "PlantTagCount" c JOIN "User" u ON u.id = c."ownerId" WHERE u.name = 'counts-member' AND lower(c.tag) LIKE 't%'`,

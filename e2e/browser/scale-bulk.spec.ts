@@ -10,8 +10,8 @@ import { type RunningServer, startServer } from '@test-support/server-process';
 import { expect, SCREENS_DIR, test } from '@test-support/browser-fixtures';
 
 /**
- * The admin page at 100,012 plants, on a server of its own: the exact total and the last page from the counts the
- * database keeps; a bulk delete of all of them that says the exact number, shows its progress, is stopped, and is
+ * The admin page at 100,012 plants, on a server of its own: the exact total, the last page and a page in the middle
+ * placed from the counts the database keeps; a bulk delete of all of them that says the exact number, shows its progress, is stopped, and is
  * undone; a bulk re-tag undone. Screenshots of these states at 375, 1024 and 1920 px in both themes
  * (test-results/e2e/screens/60-*.png).
  */
@@ -68,7 +68,7 @@ async function shots(page: Page, state: string, inView?: ReturnType<Page['locato
 
 const number = (text: string) => Number(text.replace(/,/g, ''));
 
-test('100,012 plants: the exact total and the last page; a bulk delete of all of them stopped, then undone', async ({ browser }) => {
+test('100,012 plants: the exact total, the last page and the middle; a bulk delete of all of them stopped, then undone', async ({ browser }) => {
   test.setTimeout(240_000);
   const page = await signedIn(browser, '/plants');
   const range = page.getByTestId('plants-range');
@@ -83,6 +83,13 @@ test('100,012 plants: the exact total and the last page; a bulk delete of all of
   await pager.getByRole('button', { name: 'Previous page' }).click();
   await expect(range).toHaveText('99,976–100,000 of 100,012');
   await expect(pageNumber).toHaveText('page 4,000 of 4,001');
+  // The middle, 50,000 plants from either end, by its address (the plant before it) and on to the next page.
+  await page.goto('/plants?after=2050000');
+  await expect(range).toHaveText('50,001–50,025 of 100,012');
+  await expect(pageNumber).toHaveText('page 2,001 of 4,001');
+  await pager.getByRole('button', { name: 'Next page' }).click();
+  await expect(range).toHaveText('50,026–50,050 of 100,012');
+  await expect(pageNumber).toHaveText('page 2,002 of 4,001');
   await pager.getByRole('button', { name: 'First page' }).click();
   await expect(range).toHaveText('1–25 of 100,012');
 

@@ -70,6 +70,11 @@ export const BULK_ROWS_PER_UNIT = 2;
 export const ROWS_PER_UNIT = 100;
 /** The admin page's table page: its rows and the two counts that place it ("26–50 of 186"), which scan the caller's plants. */
 export const TABLE_PAGE_COST = 5;
+/**
+ * Placing a page further than COUNT_CAP from both ends of a view with a kept total: one unit per this many
+ * index entries counted (plants/counts.ts, middleCountRows). A range count on the index that serves the sort.
+ */
+export const COUNTED_ROWS_PER_UNIT = 5_000;
 /** More for a name search (`q`): it reads the folded name of every plant the caller may see, where other reads walk an index. */
 export const SEARCH_COST = 10;
 /** What a call with this name search costs beyond its rows: every call that reads by `q` (a list, a table page, a bulk change selecting by it). */

@@ -5,6 +5,7 @@ import type { Actor } from '@/server/auth/permissions';
 import { db, engine } from '@/server/db/client';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import type { PlantSort } from '@/shared/plant-table';
+import type { PlantFilters } from '@/shared/plants';
 
 import { conditions, idColumn, type PlannedFilters, plantsFrom, scopeConditions, searchOf, whereOf } from './conditions';
 import { keptTotal } from './kept-counts';
@@ -41,9 +42,8 @@ const countOf = async (sql: Prisma.Sql) => Number((await db.$queryRaw<{ count: b
 export const countCapOf = (filters: PlannedFilters): number => (searchOf(filters) ? SEARCH_COUNT_CAP : COUNT_CAP);
 
 /** How many plants of these filters also meet `extra` (a keyset bound, a segment), counted as above. */
-async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql): Promise<Count> {
+async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.Sql[], join: Prisma.Sql, cap = countCapOf(filters)): Promise<Count> {
   const search = searchOf(filters);
-  const cap = countCapOf(filters);
   const capped = (count: number, exactBelowCap: boolean): Count => (count > cap ? { count: cap, exact: false } : { count, exact: exactBelowCap });
   if (search?.plan !== 'filter') {
     // Every row the query reads matches (an index range; or the few matches of the trigram index).
@@ -81,7 +81,7 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
 }
 
 /** How many matching rows lie on one side of `position` in the sort's order (not counting its own row). */
-async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, side: 'before' | 'after'): Promise<Count> {
+async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, side: 'before' | 'after', cap?: number): Promise<Count> {
   const descending = sort.dir === 'desc';
   const segments = segmentsOf(sort);
   const total: Count = { count: 0, exact: true };
@@ -91,7 +91,7 @@ async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSor
     if (index !== position.segment && !(side === 'before' ? earlier : later)) continue;
     const towardsStart = side === 'before' ? !descending : descending;
     const extra = [...(segment.only ? [segment.only] : []), ...(index === position.segment ? [pastCondition(segment, position, towardsStart, idColumn(filters))] : [])];
-    const part = await countWhere(actor, filters, extra, segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty);
+    const part = await countWhere(actor, filters, extra, segment.keyColumn === 'owner' ? OWNER_JOIN : Prisma.empty, cap);
     total.count += part.count;
     total.exact &&= part.exact;
   }
@@ -100,15 +100,34 @@ async function countBeside(actor: Actor, filters: PlannedFilters, sort: PlantSor
 
 /**
  * How many matching rows come before `position`, a row of the view: counted from the start up to the cap, and
- * past it, when the view's total is exact (kept-counts.ts), from the end: the total less the rows after it and
- * itself. So a page is placed exactly within COUNT_CAP rows of either end of any view with a kept total, at any
- * size of the store; only between those, further than the cap from both ends, it is "past the first 10,000".
+ * past it, when the view's total is exact, from the end: the total less the rows after it and itself. A view with
+ * a kept total (kept-counts.ts; never a name search, whose counts stay capped) is counted from the end up to half
+ * its total, and when more than that follow, from the start up to half: each a range of the index that serves
+ * the sort. So every page of such a view is placed exactly, reading at most the cap and the total in index
+ * entries (middleCountRows, which the page's declared cost charges); a name search's page further than the cap
+ * from both ends is "past the first 1,000".
  */
 export async function countBefore(actor: Actor, filters: PlannedFilters, sort: PlantSort, position: KeysetPosition, total?: Count): Promise<Count> {
   const before = await countBeside(actor, filters, sort, position, 'before');
   if (before.exact || !total?.exact) return before;
-  const after = await countBeside(actor, filters, sort, position, 'after');
-  return after.exact ? { count: Math.max(before.count, total.count - after.count - 1), exact: true } : before;
+  const half = searchOf(filters) ? undefined : Math.max(countCapOf(filters), Math.ceil(total.count / 2));
+  const after = await countBeside(actor, filters, sort, position, 'after', half);
+  if (after.exact) return { count: Math.max(before.count, total.count - after.count - 1), exact: true };
+  if (half === undefined) return before;
+  // More than half the total follow, so fewer than half come before (unless plants were added since the total was read).
+  const fromStart = await countBeside(actor, filters, sort, position, 'before', half);
+  return fromStart.exact ? fromStart : before;
+}
+
+/**
+ * How many index entries placing a page of these filters may read beyond the first count's cap: a page named by
+ * a row (`after`, `before`) of a view with a kept total further than the cap from the start reads up to half
+ * the total from the end, then up to half from the start. For the page's declared cost (router.ts).
+ */
+export async function middleCountRows(actor: Actor, input: PlantFilters & { cursor?: { kind: string }; counts?: boolean }): Promise<number> {
+  if (input.counts === false || (input.cursor?.kind !== 'after' && input.cursor?.kind !== 'before')) return 0;
+  const kept = await keptTotal(actor, { ...(input.owner === undefined ? {} : { owner: input.owner }), ...(input.tag === undefined ? {} : { tag: input.tag }), ...(input.q === undefined ? {} : { q: input.q }) });
+  return kept === null || kept <= COUNT_CAP ? 0 : 2 * Math.ceil(kept / 2);
 }
 
 /** How many plants match: the kept total of a view without a name search (kept-counts.ts), else counted up to the cap. */

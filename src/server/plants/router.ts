@@ -8,10 +8,11 @@ import { deletePlantsInput, PLANT_SORT_KEYS, plantChangesInput, plantPageInput, 
 import { nextPageLinkHeader } from '@/shared/query-values';
 import { asTrpcError, type Context, createTRPCRouter, procedureNeeding, protectedProcedure } from '@/server/trpc/init';
 import { AppError } from '@/shared/errors';
-import { FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST, TAG_MAX_LENGTH } from '@/shared/limits';
+import { COUNTED_ROWS_PER_UNIT, FIXED_COSTS, IF_NONE_MATCH_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REPLAYED_EVENTS_PER_UNIT, ROWS_PER_UNIT, searchCost, TABLE_PAGE_COST, TAG_MAX_LENGTH } from '@/shared/limits';
 
 import { plantAnswer } from './answer';
 import { bulkDelete, bulkPlantsCost, bulkRetag, bulkSelectionCost } from './bulk';
+import { middleCountRows } from './counts';
 import { exportFile } from './export';
 import { importsRouter } from './import/router';
 import { plantChanges, REPLAY_MAX } from './live/feed';
@@ -144,7 +145,10 @@ export const plantsRouter = createTRPCRouter({
   page: protectedProcedure
     .input(plantPageInput)
     .output(plantPageOutput)
-    .declare({ cost: ({ size, q }) => TABLE_PAGE_COST + Math.ceil(size / ROWS_PER_UNIT) + searchCost(q), errors: { ownerFilterForAdmins: true } })
+    .declare({
+      cost: async (input, { actor }) => TABLE_PAGE_COST + Math.ceil(input.size / ROWS_PER_UNIT) + searchCost(input.q) + Math.ceil((await middleCountRows(actor, input)) / COUNTED_ROWS_PER_UNIT),
+      errors: { ownerFilterForAdmins: true },
+    })
     .query(({ ctx, input }) => pagePlants(ctx.actor, input)),
 
   /** The admin page's bulk delete, of ticked plants or of every matching one, a call at a time (tRPC only). */

@@ -10,8 +10,8 @@ import type { Cursor, PageSize } from './url-state';
 const count = new Intl.NumberFormat();
 
 /**
- * Where a page stands: "26–50 of 186", or past what was counted, "25 plants past the first 10,000 of 100,012". A
- * total that is not exact is a name search's, counted up to a cap: "of at least 1,000 matches" says so in words.
+ * Where a page stands: "26–50 of 186", or past what a name search counted, "25 plants past the first 1,000 of at
+ * least 1,000 matches": a total that is not exact is a search's, counted up to a cap, and says so in words.
  */
 export function rangeText(place: { shown: number; offset: number; offsetExact: boolean; total: number; totalExact: boolean }): string {
   const of = totalText(place.total, place.totalExact);
