@@ -2,7 +2,8 @@ import 'server-only';
 
 import { Prisma } from '@/generated/prisma/client';
 import type { Actor } from '@/server/auth/permissions';
-import { db, engine } from '@/server/db/client';
+import { db } from '@/server/db/client';
+import { byEngine } from '@/server/db/dialect';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '@/shared/limits';
 import type { PlantSort } from '@/shared/plant-table';
 import type { PlantFilters } from '@/shared/plants';
@@ -10,9 +11,10 @@ import type { PlantFilters } from '@/shared/plants';
 import { conditions, idColumn, type PlannedFilters, plantsFrom, scopeConditions, searchOf, whereOf } from './conditions';
 import { keptTotal } from './kept-counts';
 import { type KeysetPosition, pastCondition, segmentsOf } from './keysets';
-import { indexable } from './name-search';
+import { nameContains } from './name-search';
 import { OWNER_JOIN } from './rows';
-import { ftsMatches, nameContains, sqliteIndexedPlants } from './search';
+import { searchDialect } from './search-dialect';
+import { ftsMatches, sqliteIndexedPlants } from './search-sqlite';
 
 /**
  * A count of the admin page ("1–25 of 10,000+"): exact up to COUNT_CAP (shared/limits.ts), else at least
@@ -54,7 +56,7 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
   // A short query, or many matches on PostgreSQL, or too many on SQLite to read them all: the scope's rows in
   // any order, each name tested, up to the engine's walk budget; stopping once past the cap (a search of 1 in
   // 6 stops after ~6,000 rows); under it, whether the walk saw every row of the scope.
-  const budget = engine === 'postgresql' ? POSTGRESQL_COUNT_WALK_BUDGET : COUNT_WALK_BUDGET;
+  const budget = byEngine({ sqlite: COUNT_WALK_BUDGET, postgresql: POSTGRESQL_COUNT_WALK_BUDGET });
   const walk = async (): Promise<Count> => {
     // plant scope: `scope` is scopeConditions(), which starts with the scope.
     const walked = Prisma.sql`SELECT p."nameFolded" AS "nameFolded" FROM "Plant" p ${join} ${scope} LIMIT ${budget}`;
@@ -64,7 +66,7 @@ async function countWhere(actor: Actor, filters: PlannedFilters, extra: Prisma.S
     const rows = await countOf(Prisma.sql`SELECT COUNT(*) AS count FROM (SELECT 1 FROM "Plant" p ${join} ${scope} LIMIT ${budget}) c`);
     return { count: found, exact: rows < budget };
   };
-  if (engine === 'sqlite' && indexable(search.folded)) {
+  if (searchDialect().countsIndexedMatches(search.folded)) {
     // Many matches: the FTS5 index lists them by id, and each is looked up for the access rule, the filters
     // and its name (the index finds more than the query's matches for some queries: search.ts), up to the
     // cap, among the first PHRASE_COUNT_BUDGET matches.
