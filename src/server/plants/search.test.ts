@@ -21,7 +21,8 @@ import { type PlannedFilters, ready } from './conditions';
 import { COUNT_WALK_BUDGET, countMatching, PHRASE_COUNT_BUDGET } from './counts';
 import { selectFrom } from './walks';
 import { listPlants } from './service';
-import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, indexedMatchesMax, LONG_QUERY_TRIGRAMS, planNameSearch, RARE_TRIGRAMS_ASKED, SHORT_QUERY_ENTRIES_BUDGET } from './search';
+import { indexedMatchesMax, planNameSearch } from './search';
+import { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, LONG_QUERY_TRIGRAMS, RARE_TRIGRAMS_ASKED, SHORT_QUERY_ENTRIES_BUDGET } from './search-sqlite';
 
 /** The unit tests' engine is SQLite: its cap. */
 const INDEXED_MATCHES_MAX = indexedMatchesMax();

@@ -49,7 +49,3 @@ export async function planNameSearch(q: string): Promise<NameSearch> {
   const folded = foldForSearch(q);
   return folded.length === 0 ? { folded, plan: 'filter' } : searchDialect().plan(folded);
 }
-
-// SQLite's parts that counts.ts and the tests reach through this module.
-export { nameContains } from './name-search';
-export { ftsMatches, ftsQuery, ID_ORDER_PROBE_MATCHES, LONG_QUERY_TRIGRAMS, RARE_TRIGRAMS_ASKED, SHORT_QUERY_ENTRIES_BUDGET, sqliteIndexedPlants } from './search-sqlite';
